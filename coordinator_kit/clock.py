@@ -1,0 +1,221 @@
+"""Virtual time: an integer-millisecond clock and a deterministic scheduler.
+
+Everything in the kit that waits (session timeouts, linger, replica fetches, loads) schedules a
+callback here instead of sleeping, so a scenario that spans minutes runs in microseconds and gives
+the same trace on every run. Like SimPy's environment the pending callbacks sit in a heap keyed by
+``(time, sequence)``: two callbacks due at the same millisecond run in the order they were
+scheduled. Like trio's MockClock, time never goes backwards.
+
+The scheduler is safe to call from several threads (the threaded event processor schedules timers
+from its workers); callbacks always run on the thread that drives the scheduler.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Scheduler", "TimerHandle", "SchedulerLimitExceeded"]
+
+
+class SchedulerLimitExceeded(RuntimeError):
+    """`run_until` gave up: the condition did not hold within the allowed virtual time."""
+
+
+class TimerHandle:
+    """A scheduled callback; `cancel()` makes sure it never runs."""
+
+    __slots__ = ("when", "seq", "name", "_callback", "_args", "cancelled", "done")
+
+    def __init__(self, when: int, seq: int, name: str, callback: Callable[..., Any],
+                 args: tuple[Any, ...]) -> None:
+        self.when = when
+        self.seq = seq
+        self.name = name
+        self._callback = callback
+        self._args = args
+        self.cancelled = False
+        self.done = False
+
+    def cancel(self) -> bool:
+        """Cancel the callback; returns False when it already ran or was cancelled."""
+        if self.done or self.cancelled:
+            return False
+        self.cancelled = True
+        return True
+
+    @property
+    def pending(self) -> bool:
+        return not (self.done or self.cancelled)
+
+    def __lt__(self, other: TimerHandle) -> bool:
+        return (self.when, self.seq) < (other.when, other.seq)
+
+    def __repr__(self) -> str:
+        state = "cancelled" if self.cancelled else "done" if self.done else "pending"
+        return f"TimerHandle({self.name!r}, at={self.when}ms, {state})"
+
+
+def _check_ms(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer number of milliseconds, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0 ms, got {value}: virtual time never goes backwards")
+    return value
+
+
+class Scheduler:
+    """Integer-millisecond virtual clock with a heap of pending callbacks."""
+
+    def __init__(self, start_ms: int = 0) -> None:
+        self._now = _check_ms("start_ms", start_ms)
+        self._heap: list[TimerHandle] = []
+        self._seq = itertools.count()
+        self._lock = threading.RLock()
+        self._wakeup = threading.Condition(self._lock)
+
+    # -- reading the time ---------------------------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        """Current virtual time in milliseconds."""
+        return self._now
+
+    def milliseconds(self) -> int:
+        """Kafka's `Time.milliseconds()` on the virtual clock."""
+        return self._now
+
+    # -- scheduling ----------------------------------------------------------------------------
+
+    def call_at(self, when: int, callback: Callable[..., Any], *args: Any,
+                name: str = "") -> TimerHandle:
+        """Run `callback(*args)` at virtual time `when` (not before `now`)."""
+        _check_ms("when", when)
+        with self._lock:
+            if when < self._now:
+                raise ValueError(f"cannot schedule {name or callback!r} at {when} ms: the clock "
+                                 f"already reads {self._now} ms")
+            handle = TimerHandle(when, next(self._seq), name or getattr(callback, "__name__", "?"),
+                                 callback, args)
+            heapq.heappush(self._heap, handle)
+            self._wakeup.notify_all()
+            return handle
+
+    def call_later(self, delay_ms: int, callback: Callable[..., Any], *args: Any,
+                   name: str = "") -> TimerHandle:
+        """Run `callback(*args)` after `delay_ms` virtual milliseconds."""
+        _check_ms("delay_ms", delay_ms)
+        with self._lock:
+            return self.call_at(self._now + delay_ms, callback, *args, name=name)
+
+    def call_soon(self, callback: Callable[..., Any], *args: Any, name: str = "") -> TimerHandle:
+        """Run `callback(*args)` at the current time, after everything already due now."""
+        return self.call_later(0, callback, *args, name=name)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def _pop_live(self, limit: int | None) -> TimerHandle | None:
+        with self._lock:
+            while self._heap:
+                head = self._heap[0]
+                if head.cancelled:
+                    heapq.heappop(self._heap)
+                    continue
+                if limit is not None and head.when > limit:
+                    return None
+                heapq.heappop(self._heap)
+                self._now = max(self._now, head.when)
+                return head
+            return None
+
+    def peek(self) -> int | None:
+        """Time of the next pending callback, or None when nothing is scheduled."""
+        with self._lock:
+            while self._heap and self._heap[0].cancelled:
+                heapq.heappop(self._heap)
+            return self._heap[0].when if self._heap else None
+
+    def pending(self) -> list[TimerHandle]:
+        """Pending callbacks in the order they will run."""
+        with self._lock:
+            return sorted(h for h in self._heap if h.pending)
+
+    def step(self) -> bool:
+        """Run the next callback, moving the clock to its time. False when nothing is pending."""
+        handle = self._pop_live(None)
+        if handle is None:
+            return False
+        self._run(handle)
+        return True
+
+    def _run(self, handle: TimerHandle) -> None:
+        handle.done = True
+        handle._callback(*handle._args)
+
+    def run_until(self, when: int | Callable[[], bool], *,
+                  limit_ms: int | None = 3_600_000) -> int:
+        """Run callbacks until a time or a condition; returns how many callbacks ran.
+
+        With an integer, every callback due at or before `when` runs and the clock then reads
+        `when`. With a callable, callbacks run one at a time until it returns True; it gives up
+        with `SchedulerLimitExceeded` when nothing is left to run or after `limit_ms` of virtual
+        time (one hour by default; periodic timers never leave the heap empty, so a wrong
+        expectation must fail loudly instead of spinning). `limit_ms=None` means no limit.
+        """
+        ran = 0
+        if callable(when):
+            condition = when
+            deadline = None if limit_ms is None else self._now + _check_ms("limit_ms", limit_ms)
+            while not condition():
+                handle = self._pop_live(deadline)
+                if handle is None:
+                    reason = ("nothing left to run" if deadline is None or self.peek() is None
+                              else f"limit of {limit_ms} ms reached")
+                    if deadline is not None:
+                        self._now = max(self._now, deadline)
+                    raise SchedulerLimitExceeded(
+                        f"condition {getattr(condition, '__name__', condition)!r} still false at "
+                        f"{self._now} ms: {reason}")
+                self._run(handle)
+                ran += 1
+            return ran
+        _check_ms("when", when)
+        if when < self._now:
+            raise ValueError(f"run_until({when}) is in the past: the clock reads {self._now} ms")
+        while (handle := self._pop_live(when)) is not None:
+            self._run(handle)
+            ran += 1
+        with self._lock:
+            self._now = max(self._now, when)
+        return ran
+
+    def run_for(self, duration_ms: int) -> int:
+        """Run everything due in the next `duration_ms`; the clock ends `duration_ms` later."""
+        return self.run_until(self._now + _check_ms("duration_ms", duration_ms))
+
+    def run_pending(self) -> int:
+        """Run what is due now (zero virtual time passes)."""
+        return self.run_until(self._now)
+
+    def advance(self, duration_ms: int) -> int:
+        """Jump the clock forward without running anything (trio's `MockClock.jump`).
+
+        Callbacks that became overdue run late, at the new time, on the next `step`/`run_*`.
+        This is how a stalled thread looks from inside: nothing happens, then everything at once.
+        Returns the number of callbacks now overdue.
+        """
+        _check_ms("duration_ms", duration_ms)
+        with self._lock:
+            self._now += duration_ms
+            return sum(1 for h in self._heap if h.pending and h.when < self._now)
+
+    def wait_for_work(self, timeout_s: float) -> None:
+        """Block the driving thread until a callback is scheduled (threaded processor support)."""
+        with self._wakeup:
+            self._wakeup.wait(timeout_s)
+
+    def __repr__(self) -> str:
+        return f"Scheduler(now={self._now}ms, pending={len(self.pending())})"

@@ -1,0 +1,219 @@
+"""The catalogue of Kafka log-message templates the kit writes (and the parser will read).
+
+Each template is Kafka's own wording (see `shared/reference/kafka-log-formats.md` and the Java
+sources named in the comments), the logger Kafka uses, the level, the `LogContext` prefix shape,
+and the *event* the line stands for. The same entries drive the writer (`Trace.log`) and, later,
+the Spark parser, so every line the kit writes is recognised by construction.
+
+Placeholders are `str.format` fields; the prefix is rendered separately from the message body so a
+parser can match the body whatever the broker id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LogTemplate", "TEMPLATES", "template", "LOGGERS", "PREFIXES"]
+
+# Java logger names (a LogContext logger is named after the class it was created for).
+LOGGERS = {
+    "runtime": "org.apache.kafka.coordinator.common.runtime.CoordinatorRuntime",
+    "timer": "org.apache.kafka.coordinator.common.runtime.CoordinatorRuntime$EventBasedCoordinatorTimer",
+    "snapshottable": "org.apache.kafka.coordinator.common.runtime.SnapshottableCoordinator",
+    "processor": "org.apache.kafka.coordinator.common.runtime.MultiThreadedEventProcessor",
+    "processor_thread":
+        "org.apache.kafka.coordinator.common.runtime.MultiThreadedEventProcessor$EventProcessorThread",
+    "deferred": "org.apache.kafka.deferred.DeferredEventQueue",
+    "loader": "kafka.coordinator.group.CoordinatorLoaderImpl",
+    "partition": "kafka.cluster.Partition",
+    "state_change": "state.change.logger",
+}
+
+# LogContext prefixes, by the kind of object that logs.
+PREFIXES = {
+    "runtime": "[GroupCoordinator id={broker}] ",
+    "context": "[GroupCoordinator id={broker} topic={topic} partition={partition}] ",
+    "processor": "[GroupCoordinator id={broker}] ",
+    "processor_thread": "[{thread}]: ",
+    "partition": "[Partition {tp} broker={broker}] ",
+    "broker": "[Broker id={broker}] ",
+    "none": "",
+}
+
+
+@dataclass(frozen=True)
+class LogTemplate:
+    id: str
+    event: str
+    logger: str
+    level: str
+    prefix: str
+    text: str
+    source: str = "broker"
+
+    def render(self, fields: dict[str, object]) -> str:
+        """The message body (without prefix) with `fields` filled in."""
+        try:
+            return self.text.format(**fields)
+        except KeyError as exc:
+            raise KeyError(f"log template {self.id} needs field {exc.args[0]!r}; "
+                           f"given {sorted(fields)}") from None
+
+
+def _t(id: str, event: str, logger: str, level: str, prefix: str, text: str) -> LogTemplate:
+    return LogTemplate(id, event, LOGGERS[logger], level, PREFIXES[prefix], text)
+
+
+_ENTRIES = [
+    # CoordinatorRuntime: load (scheduleLoadOperation / CompleteLoad).
+    _t("R-SCHED-LOAD", "load_scheduled", "runtime", "INFO", "runtime",
+       "Scheduling loading of metadata from {tp} with epoch {epoch}"),
+    _t("R-LOAD-ALREADY-LOADING", "load_already_loading", "runtime", "INFO", "runtime",
+       "The coordinator {tp} is already loading metadata."),
+    _t("R-LOAD-ALREADY-ACTIVE", "load_already_active", "runtime", "INFO", "runtime",
+       "The coordinator {tp} is already active."),
+    _t("R-LOAD-BAD-STATE", "load_bad_state", "runtime", "ERROR", "runtime",
+       "Cannot load coordinator {tp} in state {state}."),
+    _t("R-LOAD-IGNORED", "load_ignored", "runtime", "INFO", "runtime",
+       "Ignored loading metadata from {tp} since current epoch {current_epoch} is larger than "
+       "or equals to {epoch}."),
+    _t("R-LOAD-COMPLETION-IGNORED", "load_completion_ignored", "runtime", "INFO", "runtime",
+       "Ignored load completion from {tp} because context is in {state} state."),
+    _t("R-LOADED", "load_completed", "runtime", "INFO", "runtime",
+       "Finished loading of metadata from {tp} with epoch {epoch} in {duration_ms}ms where "
+       "{scheduler_ms}ms was spent in the scheduler. Loaded {records} records which total to "
+       "{bytes} bytes."),
+    _t("R-LOAD-FAIL", "load_failed", "runtime", "ERROR", "runtime",
+       "Failed to load metadata from {tp} with epoch {epoch} due to {exception}."),
+    _t("R-LOAD-GONE", "load_completion_gone", "runtime", "DEBUG", "runtime",
+       "Failed to complete the loading of metadata for {tp} in epoch {epoch} since the "
+       "coordinator does not exist."),
+    # Unload (scheduleUnloadOperation); the epoch is a Java OptionalInt and prints as one.
+    _t("R-SCHED-UNLOAD", "unload_scheduled", "runtime", "INFO", "runtime",
+       "Scheduling unloading of metadata for {tp} with epoch {epoch}"),
+    _t("R-UNLOAD-START", "unload_started", "runtime", "INFO", "runtime",
+       "Started unloading metadata for {tp} with epoch {epoch}."),
+    _t("R-UNLOAD-DONE", "unload_finished", "runtime", "INFO", "runtime",
+       "Finished unloading metadata for {tp} with epoch {epoch}."),
+    _t("R-UNLOAD-IGNORED", "unload_ignored", "runtime", "INFO", "runtime",
+       "Ignored unloading metadata for {tp} in epoch {epoch} since current epoch is "
+       "{current_epoch}."),
+    _t("R-UNLOAD-NEVER-LOADED", "unload_never_loaded", "runtime", "INFO", "runtime",
+       "Ignored unloading metadata for {tp} in epoch {epoch} since metadata was never loaded."),
+    # Context state machine.
+    _t("R-TRANSITION", "context_transition", "runtime", "DEBUG", "runtime",
+       "Transition from {old_state} to {new_state}."),
+    # Scheduling of operations.
+    _t("R-SCHED-WRITE", "write_scheduled", "runtime", "DEBUG", "runtime",
+       "Scheduled execution of write operation {name}."),
+    _t("R-SCHED-READ", "read_scheduled", "runtime", "DEBUG", "runtime",
+       "Scheduled execution of read operation {name}."),
+    _t("R-SCHED-INTERNAL", "internal_scheduled", "runtime", "DEBUG", "runtime",
+       "Scheduled execution of internal operation {name}."),
+    _t("R-EXEC-FAILED", "event_failed", "runtime", "ERROR", "runtime",
+       "Execution of {name} failed due to {error}."),
+    # Writes, batches and the log.
+    _t("R-APPEND-FAIL", "append_failed", "runtime", "ERROR", "runtime",
+       "Writing records to {tp} failed due to: {error}."),
+    _t("R-REPLAY-FAIL", "replay_failed", "runtime", "ERROR", "runtime",
+       "Replaying record {record} to {tp} failed due to: {error}."),
+    _t("R-OUT-OF-SYNC", "log_out_of_sync", "runtime", "ERROR", "runtime",
+       "The state machine of the coordinator {tp} is out of sync with the underlying log. The "
+       "last written offset returned is {offset} while the coordinator expected {expected}. The "
+       "coordinator will be reloaded in order to re-synchronize the state machine."),
+    _t("S-WRITTEN", "last_written_offset_updated", "snapshottable", "DEBUG", "context",
+       "Updated last written offset of {tp} to {offset}."),
+    _t("S-COMMITTED", "last_committed_offset_updated", "snapshottable", "DEBUG", "context",
+       "Updated committed offset of {tp} to {offset}."),
+    _t("S-REVERT", "last_written_offset_reverted", "snapshottable", "DEBUG", "context",
+       "Revert last written offset of {tp} to {offset}."),
+    # High watermark.
+    _t("R-HWM-INCREMENTED", "hwm_incremented", "runtime", "DEBUG", "runtime",
+       "High watermark of {tp} incremented to {offset}."),
+    _t("R-HWM-UPDATING", "hwm_applied", "runtime", "DEBUG", "runtime",
+       "Updating high watermark of {tp} to {offset}."),
+    _t("R-HWM-IGNORED-INACTIVE", "hwm_ignored", "runtime", "DEBUG", "runtime",
+       "Ignored high watermark updated for {tp} to {offset} because the coordinator is not "
+       "active."),
+    _t("R-HWM-IGNORED-GONE", "hwm_ignored_gone", "runtime", "DEBUG", "runtime",
+       "Ignored high watermark updated for {tp} to {offset} because the coordinator does not "
+       "exist."),
+    # Deferred event queue (the purgatory of written-but-uncommitted responses).
+    _t("D-COMPLETE", "deferred_completed", "deferred", "DEBUG", "context",
+       "completeUpTo({offset}): successfully completing {event}"),
+    _t("D-FAIL", "deferred_failed", "deferred", "INFO", "context",
+       "failAll({exception}): failing {event}."),
+    # Event-based coordinator timer.
+    _t("T-REGISTER", "timer_registered", "timer", "DEBUG", "context",
+       "Registering timer {key} with delay of {delay_ms}ms."),
+    _t("T-FIRE", "timer_fired", "timer", "DEBUG", "context",
+       "Scheduling write event {name} for timer {key}."),
+    _t("T-EXEC", "timer_executed", "timer", "DEBUG", "context",
+       "Executing write event {name} for timer {key}."),
+    _t("T-REJECTED", "timer_rejected", "timer", "DEBUG", "context",
+       "The write event {name} for the timer {key} was not executed because it was cancelled "
+       "or overridden."),
+    _t("T-INACTIVE", "timer_ignored_inactive", "timer", "DEBUG", "context",
+       "The write event {name} for the timer {key} failed due to {error}. Ignoring it because "
+       "the coordinator is not active."),
+    _t("T-RETRY", "timer_retry", "timer", "INFO", "context",
+       "The write event {name} for the timer {key} failed due to {error}. Rescheduling it. "),
+    _t("T-DROP", "timer_failed", "timer", "ERROR", "context",
+       "The write event {name} for the timer {key} failed due to {error}. Ignoring it. "),
+    _t("T-CLOSED", "timer_enqueue_closed", "timer", "INFO", "context",
+       "Failed to enqueue write event {name} for timer {key} because the runtime is closed. "
+       "Ignoring it."),
+    # Metadata image.
+    _t("R-SCHED-IMAGE", "image_scheduled", "runtime", "DEBUG", "runtime",
+       "Scheduling applying of a new metadata image with offset {offset}."),
+    _t("R-APPLY-IMAGE", "image_applied", "runtime", "DEBUG", "runtime",
+       "Applying new metadata image with offset {offset} to {tp}."),
+    _t("R-IMAGE-IGNORED", "image_ignored", "runtime", "DEBUG", "runtime",
+       "Ignored new metadata image with offset {offset} for {tp} because the coordinator is not "
+       "active."),
+    _t("R-IMAGE-GONE", "image_ignored_gone", "runtime", "DEBUG", "runtime",
+       "Ignored new metadata image with offset {offset} for {tp} because the coordinator does "
+       "not exist."),
+    # Runtime close.
+    _t("R-CLOSING", "runtime_closing", "runtime", "INFO", "runtime",
+       "Closing coordinator runtime."),
+    _t("R-CLOSED", "runtime_closed", "runtime", "INFO", "runtime", "Coordinator runtime closed."),
+    _t("R-ALREADY-CLOSING", "runtime_already_closing", "runtime", "WARN", "runtime",
+       "Coordinator runtime is already shutting down."),
+    # Event processor thread.
+    _t("P-EXEC", "event_executed", "processor_thread", "DEBUG", "processor_thread",
+       "Executing event: {event}."),
+    _t("P-DRAIN", "event_drained", "processor_thread", "DEBUG", "processor_thread",
+       "Draining event: {event}."),
+    # Loader.
+    _t("L-UNKNOWN-TYPE", "load_unknown_record", "loader", "WARN", "none",
+       "Unknown record type {type} while loading offsets and group metadata from {tp}. "
+       "Ignoring it. It could be a left over from an aborted upgrade."),
+    # kafka.cluster.Partition: replication.
+    _t("P-HWM", "hwm_advanced", "partition", "DEBUG", "partition",
+       "High watermark updated from {old} to {new}"),
+    _t("P-ISR-SHRINK", "isr_shrink", "partition", "INFO", "partition",
+       "Shrinking ISR from {old_isr} to {new_isr}. Leader: (highWatermark: {hwm}, endOffset: "
+       "{leo}). Out of sync replicas: {out_of_sync}."),
+    _t("P-ISR-UPDATED", "isr_updated", "partition", "INFO", "partition",
+       "ISR updated to {isr} {under_min_isr} and version updated to {version}"),
+    _t("P-LEADER", "leader_elected", "state_change", "INFO", "broker",
+       "Leader {tp} with topic id {topic_id} starts at leader epoch {epoch} from offset {offset} "
+       "with partition epoch {partition_epoch}, high watermark {hwm}, ISR [{isr}], adding "
+       "replicas [] and removing replicas [] {under_min_isr}. Previous leader {previous} and "
+       "previous leader epoch was {previous_epoch}."),
+]
+
+TEMPLATES: dict[str, LogTemplate] = {}
+for _entry in _ENTRIES:
+    if _entry.id in TEMPLATES:
+        raise ValueError(f"duplicate log template id {_entry.id}")
+    TEMPLATES[_entry.id] = _entry
+
+
+def template(template_id: str) -> LogTemplate:
+    try:
+        return TEMPLATES[template_id]
+    except KeyError:
+        raise KeyError(f"no log template {template_id!r}; known ids: "
+                       f"{', '.join(sorted(TEMPLATES))}") from None

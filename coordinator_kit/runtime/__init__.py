@@ -1,0 +1,27 @@
+"""Kafka's CoordinatorRuntime, on virtual time (spec §1)."""
+
+from .deferred import DeferredEventQueue
+from .events import EventAccumulator, RejectedExecutionError
+from .future import CoordinatorFuture, FutureNotDone
+from .loader import CoordinatorLoader, LoadSummary
+from .metadata import MetadataDelta, MetadataImage
+from .partition import LogBatch, PartitionWriter, ReplicatedPartition
+from .processor import DeterministicEventProcessor, MultiThreadedEventProcessor
+from .records import CoordinatorRecord, RecordSerde, UnknownRecordTypeError
+from .runtime import (CONTEXT_STATES, CoordinatorContext, CoordinatorRuntime, CoordinatorState,
+                      RuntimeConfig)
+from .shard import (CoordinatorResult, CoordinatorShard, CoordinatorShardBuilder,
+                    CoordinatorShardBuilderSupplier)
+from .snapshottable import SnapshottableCoordinator
+from .timer import EventBasedCoordinatorTimer
+
+__all__ = [
+    "CONTEXT_STATES", "CoordinatorContext", "CoordinatorFuture", "CoordinatorLoader",
+    "CoordinatorRecord", "CoordinatorResult", "CoordinatorRuntime", "CoordinatorShard",
+    "CoordinatorShardBuilder", "CoordinatorShardBuilderSupplier", "CoordinatorState",
+    "DeferredEventQueue", "DeterministicEventProcessor", "EventAccumulator",
+    "EventBasedCoordinatorTimer", "FutureNotDone", "LoadSummary", "LogBatch", "MetadataDelta",
+    "MetadataImage", "MultiThreadedEventProcessor", "PartitionWriter", "RecordSerde",
+    "RejectedExecutionError", "ReplicatedPartition", "RuntimeConfig",
+    "SnapshottableCoordinator", "UnknownRecordTypeError",
+]

@@ -1,0 +1,451 @@
+"""A replicated `__consumer_offsets` partition on virtual time.
+
+Why this exists: a coordinator write is only answered once its records are *committed*, that is
+once the high watermark passes them, and the high watermark is the smallest log end offset among
+the in-sync replicas. To show why a response is stuck you need the replicas, so here they are:
+
+* the leader appends batches; each follower fetches from its own log end offset;
+* a fetch that finds nothing new waits at the leader (long polling) and is answered as soon as
+  data arrives; a fetch or response takes `replication_latency_ms` each way;
+* the leader learns a follower's position from the offset of its *next* fetch, so a batch is
+  committed one fetch round trip after it was copied (as in Kafka);
+* a follower that has not caught up for `replica.lag.time.max.ms` (30 s) is dropped from the ISR,
+  after which the high watermark moves on without it; it rejoins once it catches up.
+
+Faults: stall or slow a follower, make appends fail, move leadership.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..clock import Scheduler, TimerHandle
+from ..errors import Errors, KafkaError
+from ..topic import TopicPartition
+from ..trace import LogContext, Trace
+
+__all__ = ["LogBatch", "Replica", "ReplicatedPartition", "PartitionWriter",
+           "RECORD_BATCH_OVERHEAD", "record_size_in_bytes", "DEFAULT_MAX_MESSAGE_BYTES"]
+
+RECORD_BATCH_OVERHEAD = 61  # v2 record batch header, bytes
+DEFAULT_MAX_MESSAGE_BYTES = 1048588  # Kafka's message.max.bytes default
+NO_PRODUCER_ID = -1
+
+HighWatermarkListener = Callable[[TopicPartition, int], None]
+
+
+def _varint_size(value: int) -> int:
+    """Bytes taken by a zig-zag varint, as in Kafka's record format."""
+    v = (value << 1) ^ (value >> 63)
+    size = 1
+    while v >= 0x80:
+        v >>= 7
+        size += 1
+    return size
+
+
+def record_size_in_bytes(offset_delta: int, key: bytes, value: bytes | None) -> int:
+    """Size of one record inside a v2 batch (attributes, deltas, key, value, no headers)."""
+    body = 1 + _varint_size(0) + _varint_size(offset_delta)
+    body += _varint_size(len(key)) + len(key)
+    body += _varint_size(-1) if value is None else _varint_size(len(value)) + len(value)
+    body += _varint_size(0)
+    return _varint_size(body) + body
+
+
+@dataclass(frozen=True)
+class LogBatch:
+    """One record batch as stored in the log."""
+
+    base_offset: int
+    records: tuple[tuple[bytes, bytes | None], ...]
+    leader_epoch: int
+    append_time_ms: int
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = -1
+    control: str | None = None  # "COMMIT" / "ABORT" for transaction markers
+    size_in_bytes: int = field(default=0, compare=False)
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + len(self.records)
+
+    @staticmethod
+    def measure(records: Sequence[tuple[bytes, bytes | None]]) -> int:
+        return RECORD_BATCH_OVERHEAD + sum(
+            record_size_in_bytes(i, k, v) for i, (k, v) in enumerate(records))
+
+
+class Replica:
+    """One broker's copy of the partition, and what the leader knows about it."""
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id = broker_id
+        self.batches: list[LogBatch] = []
+        self.log_end_offset = 0
+        self.high_watermark = 0  # this replica's own view (followers learn it from fetches)
+        # follower-side fault knobs
+        self.fetching = True
+        self.fetch_delay_ms = 0
+        # leader-side view of this replica
+        self.known_leo = 0
+        self.last_caught_up_ms = 0
+        self.parked_offset: int | None = None
+        self.inflight: TimerHandle | None = None
+
+    def truncate_to(self, offset: int) -> None:
+        keep = [b for b in self.batches if b.next_offset <= offset]
+        self.batches = keep
+        self.log_end_offset = keep[-1].next_offset if keep else 0
+        self.high_watermark = min(self.high_watermark, self.log_end_offset)
+
+    def __repr__(self) -> str:
+        return (f"Replica(broker={self.broker_id}, leo={self.log_end_offset}, "
+                f"hw={self.high_watermark}, fetching={self.fetching})")
+
+
+class ReplicatedPartition:
+    """The log of one partition across its replicas, with leader, ISR and high watermark."""
+
+    def __init__(self, tp: TopicPartition, scheduler: Scheduler, trace: Trace,
+                 replicas: Sequence[int] = (0, 1, 2), leader: int | None = None, *,
+                 replication_latency_ms: int = 1, replica_lag_time_max_ms: int = 30000,
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 topic_id: str = "AAAAAAAAAAAAAAAAAAAAAQ") -> None:
+        if not replicas:
+            raise ValueError(f"{tp} needs at least one replica")
+        if len(set(replicas)) != len(replicas):
+            raise ValueError(f"{tp}: replica list {list(replicas)} names a broker twice")
+        leader = replicas[0] if leader is None else leader
+        if leader not in replicas:
+            raise ValueError(f"{tp}: leader {leader} is not one of the replicas {list(replicas)}")
+        if replication_latency_ms < 0 or replica_lag_time_max_ms <= 0:
+            raise ValueError("replication_latency_ms must be >= 0 and replica.lag.time.max.ms > 0")
+        self.tp = tp
+        self.scheduler = scheduler
+        self.trace = trace
+        self.topic_id = topic_id
+        self.replicas = {b: Replica(b) for b in replicas}
+        self.leader_id = leader
+        self.leader_epoch = 0
+        self.partition_epoch = 0
+        self.isr: list[int] = list(replicas)
+        self.replication_latency_ms = replication_latency_ms
+        self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self.max_message_bytes = max_message_bytes
+        self._listeners: dict[int, HighWatermarkListener] = {}
+        self._append_failures: list[KafkaError] = []
+        self._lock = threading.RLock()
+        self._start_ms = int(trace.start.timestamp() * 1000)
+        for f in self._followers():
+            self._send_fetch(f)
+        self._isr_check = self.scheduler.call_later(
+            self.replica_lag_time_max_ms // 2, self._check_isr, name=f"isr-expiration-{tp}")
+
+    # -- introspection -------------------------------------------------------------------------
+
+    @property
+    def leader(self) -> Replica:
+        return self.replicas[self.leader_id]
+
+    @property
+    def high_watermark(self) -> int:
+        return self.leader.high_watermark
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.leader.log_end_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        return 0
+
+    def _log(self, broker: int | None = None) -> LogContext:
+        b = self.leader_id if broker is None else broker
+        return LogContext(self.trace, f"broker-{b}", f"[Partition {self.tp} broker={b}] ")
+
+    def _followers(self) -> list[Replica]:
+        return [r for b, r in self.replicas.items() if b != self.leader_id]
+
+    def why_not_committed(self) -> str:
+        """Plain words on what holds the high watermark back (for learners)."""
+        with self._lock:
+            leo, hwm = self.log_end_offset, self.high_watermark
+            if hwm >= leo:
+                return f"{self.tp}: everything up to offset {leo} is committed"
+            laggards = [f"broker {r.broker_id} has confirmed {r.known_leo}"
+                        + ("" if r.fetching else " and is not fetching (stalled)")
+                        + (f" and fetches {r.fetch_delay_ms} ms late" if r.fetch_delay_ms else "")
+                        for r in self._followers()
+                        if r.broker_id in self.isr and r.known_leo < leo]
+            return (f"{self.tp}: high watermark {hwm} < log end offset {leo}; in-sync replicas "
+                    f"{self.isr}; waiting for: " + ("; ".join(laggards) or "the next fetch"))
+
+    # -- listeners (Kafka's PartitionWriter.registerListener) ---------------------------------
+
+    def register_listener(self, broker_id: int, listener: HighWatermarkListener) -> None:
+        self._listeners[broker_id] = listener
+
+    def deregister_listener(self, broker_id: int, listener: HighWatermarkListener) -> None:
+        if self._listeners.get(broker_id) is listener:
+            del self._listeners[broker_id]
+
+    # -- the leader's side ---------------------------------------------------------------------
+
+    def append(self, broker_id: int, records: Sequence[tuple[bytes, bytes | None]], *,
+               producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
+               control: str | None = None) -> int:
+        """Append one batch on the leader; returns the log end offset after it."""
+        with self._lock:
+            if broker_id != self.leader_id:
+                raise Errors.NOT_LEADER_OR_FOLLOWER.exception(
+                    f"Broker {broker_id} is not the leader of {self.tp} (the leader is "
+                    f"{self.leader_id}).")
+            if self._append_failures:
+                raise self._append_failures.pop(0)
+            size = LogBatch.measure(records)
+            if size > self.max_message_bytes:
+                raise Errors.RECORD_LIST_TOO_LARGE.exception(
+                    f"Batch of {size} bytes exceeds max.message.bytes {self.max_message_bytes} "
+                    f"of {self.tp}.")
+            leader = self.leader
+            batch = LogBatch(leader.log_end_offset, tuple(records), self.leader_epoch,
+                             self.scheduler.now, producer_id, producer_epoch, control, size)
+            leader.batches.append(batch)
+            leader.log_end_offset = batch.next_offset
+            leader.known_leo = leader.log_end_offset
+            for f in self._followers():
+                if f.parked_offset is not None:
+                    self._respond(f, f.parked_offset)
+            self._maybe_increment_hwm()
+            return batch.next_offset
+
+    def read(self, broker_id: int, start_offset: int = 0) -> list[LogBatch]:
+        """Batches from `start_offset` on the given broker's replica (the loader reads these)."""
+        with self._lock:
+            return [b for b in self.replicas[broker_id].batches if b.next_offset > start_offset]
+
+    def _maybe_increment_hwm(self) -> None:
+        leader = self.leader
+        new = min(self.replicas[b].known_leo if b != self.leader_id else leader.log_end_offset
+                  for b in self.isr)
+        old = leader.high_watermark
+        if new > old:
+            leader.high_watermark = new
+            self._log().log("P-HWM", old=old, new=new, tp=str(self.tp))
+            listener = self._listeners.get(self.leader_id)
+            if listener is not None:
+                listener(self.tp, new)
+
+    def _on_fetch(self, f: Replica, offset: int, epoch: int) -> None:
+        with self._lock:
+            f.inflight = None
+            if epoch != self.leader_epoch or f.broker_id == self.leader_id:
+                return
+            leader = self.leader
+            f.known_leo = min(offset, leader.log_end_offset)
+            if offset >= leader.log_end_offset:
+                f.last_caught_up_ms = self.scheduler.now
+            self._maybe_expand_isr(f)
+            self._maybe_increment_hwm()
+            if offset < leader.log_end_offset:
+                self._respond(f, offset)
+            else:
+                f.parked_offset = offset
+
+    def _respond(self, f: Replica, offset: int) -> None:
+        f.parked_offset = None
+        batches = tuple(b for b in self.leader.batches if b.next_offset > offset)
+        f.inflight = self.scheduler.call_later(
+            self.replication_latency_ms, self._on_fetch_response, f, batches,
+            self.leader.high_watermark, self.leader_epoch,
+            name=f"fetch-response-{self.tp}-to-{f.broker_id}")
+
+    def _check_isr(self) -> None:
+        with self._lock:
+            now = self.scheduler.now
+            leader = self.leader
+            out = []
+            for b in self.isr:
+                if b == self.leader_id:
+                    continue
+                r = self.replicas[b]
+                if r.parked_offset is not None and r.parked_offset >= leader.log_end_offset:
+                    r.last_caught_up_ms = now
+                elif now - r.last_caught_up_ms > self.replica_lag_time_max_ms:
+                    out.append(r)
+            if out:
+                old = ",".join(map(str, self.isr))
+                self.isr = [b for b in self.isr if b not in {r.broker_id for r in out}]
+                desc = " ".join(f"(brokerId: {r.broker_id}, endOffset: {r.known_leo}, "
+                                f"lastCaughtUpTimeMs: {self._start_ms + r.last_caught_up_ms})"
+                                for r in out)
+                self._log().log("P-ISR-SHRINK", old_isr=old, new_isr=",".join(map(str, self.isr)),
+                                hwm=leader.high_watermark, leo=leader.log_end_offset,
+                                out_of_sync=desc)
+                self._isr_changed()
+                self._maybe_increment_hwm()
+            self._isr_check = self.scheduler.call_later(
+                self.replica_lag_time_max_ms // 2, self._check_isr,
+                name=f"isr-expiration-{self.tp}")
+
+    def _maybe_expand_isr(self, f: Replica) -> None:
+        if f.broker_id not in self.isr and f.known_leo >= self.leader.high_watermark \
+                and f.known_leo >= self.leader.log_end_offset:
+            self.isr = sorted([*self.isr, f.broker_id])
+            self._isr_changed()
+
+    def _isr_changed(self) -> None:
+        self.partition_epoch += 1
+        self._log().log("P-ISR-UPDATED", isr=",".join(map(str, self.isr)), under_min_isr="",
+                        version=self.partition_epoch)
+
+    # -- the followers' side -------------------------------------------------------------------
+
+    def _send_fetch(self, f: Replica) -> None:
+        if not f.fetching or f.inflight is not None:
+            return
+        f.inflight = self.scheduler.call_later(
+            self.replication_latency_ms + f.fetch_delay_ms, self._on_fetch, f,
+            f.log_end_offset, self.leader_epoch, name=f"fetch-{self.tp}-from-{f.broker_id}")
+
+    def _on_fetch_response(self, f: Replica, batches: tuple[LogBatch, ...], leader_hwm: int,
+                           epoch: int) -> None:
+        with self._lock:
+            f.inflight = None
+            if epoch != self.leader_epoch or not f.fetching:
+                self._send_fetch(f)
+                return
+            copied_from = f.log_end_offset
+            for b in batches:
+                if b.base_offset >= f.log_end_offset:
+                    f.batches.append(b)
+                    f.log_end_offset = b.next_offset
+            f.high_watermark = max(f.high_watermark, min(leader_hwm, f.log_end_offset))
+            if f.log_end_offset > copied_from:
+                LogContext(self.trace, f"broker-{f.broker_id}").event(
+                    "replica_fetched", tp=str(self.tp), broker=f.broker_id,
+                    from_offset=copied_from, to_offset=f.log_end_offset)
+            self._send_fetch(f)
+
+    # -- faults and leadership -----------------------------------------------------------------
+
+    def stall_replica(self, broker_id: int) -> None:
+        """The follower stops fetching (a stopped or partitioned broker)."""
+        with self._lock:
+            f = self._follower(broker_id)
+            f.fetching = False
+            if f.inflight is not None:
+                f.inflight.cancel()
+                f.inflight = None
+
+    def resume_replica(self, broker_id: int) -> None:
+        with self._lock:
+            f = self._follower(broker_id)
+            f.fetching = True
+            f.parked_offset = None
+            self._send_fetch(f)
+
+    def lag_replica(self, broker_id: int, fetch_delay_ms: int) -> None:
+        """Every fetch of this follower leaves `fetch_delay_ms` late (a slow replica)."""
+        if fetch_delay_ms < 0:
+            raise ValueError(f"fetch_delay_ms must be >= 0, got {fetch_delay_ms}")
+        with self._lock:
+            self._follower(broker_id).fetch_delay_ms = fetch_delay_ms
+
+    def fail_next_append(self, error: Errors = Errors.KAFKA_STORAGE_ERROR,
+                         message: str | None = None, count: int = 1) -> None:
+        """The next `count` appends on the leader fail with `error`."""
+        if count < 1:
+            raise ValueError(f"count must be >= 1, got {count}")
+        with self._lock:
+            self._append_failures.extend(error.exception(message) for _ in range(count))
+
+    def _follower(self, broker_id: int) -> Replica:
+        if broker_id not in self.replicas:
+            raise ValueError(f"broker {broker_id} has no replica of {self.tp}; replicas are "
+                             f"{sorted(self.replicas)}")
+        if broker_id == self.leader_id:
+            raise ValueError(f"broker {broker_id} is the leader of {self.tp}, not a follower; "
+                             f"stall or slow one of {[r.broker_id for r in self._followers()]}")
+        return self.replicas[broker_id]
+
+    def elect_leader(self, broker_id: int) -> int:
+        """Make an in-sync replica the leader; returns the new leader epoch.
+
+        Followers with records past the new leader's log end drop them (they were never
+        committed); the new leader starts from the high watermark it had learned as a follower.
+        """
+        with self._lock:
+            if broker_id not in self.replicas:
+                raise ValueError(f"broker {broker_id} has no replica of {self.tp}")
+            if broker_id not in self.isr:
+                raise ValueError(f"broker {broker_id} is not in the ISR {self.isr} of {self.tp}; "
+                                 f"electing it would lose committed records")
+            previous, previous_epoch = self.leader_id, self.leader_epoch
+            self.leader_id = broker_id
+            self.leader_epoch += 1
+            self.partition_epoch += 1
+            leader = self.leader
+            leader.parked_offset = None
+            if leader.inflight is not None:
+                leader.inflight.cancel()
+                leader.inflight = None
+            leader.fetching = True
+            now = self.scheduler.now
+            for f in self._followers():
+                if f.log_end_offset > leader.log_end_offset:
+                    f.truncate_to(leader.log_end_offset)
+                f.known_leo = 0
+                f.last_caught_up_ms = now
+                f.parked_offset = None
+                if f.inflight is not None:
+                    f.inflight.cancel()
+                    f.inflight = None
+                self._send_fetch(f)
+            LogContext(self.trace, f"broker-{broker_id}", f"[Broker id={broker_id}] ").log(
+                "P-LEADER", tp=str(self.tp), topic_id=self.topic_id, epoch=self.leader_epoch,
+                offset=leader.log_end_offset, partition_epoch=self.partition_epoch,
+                hwm=leader.high_watermark, isr=",".join(map(str, self.isr)), under_min_isr="",
+                previous=f"Some({previous})", previous_epoch=previous_epoch)
+            return self.leader_epoch
+
+    def __repr__(self) -> str:
+        return (f"ReplicatedPartition({self.tp}, leader={self.leader_id}, "
+                f"epoch={self.leader_epoch}, leo={self.log_end_offset}, "
+                f"hwm={self.high_watermark}, isr={self.isr})")
+
+
+class PartitionWriter:
+    """One broker's view of the coordinator partitions (Kafka's `PartitionWriter`)."""
+
+    def __init__(self, broker_id: int, partitions: dict[TopicPartition, ReplicatedPartition]
+                 ) -> None:
+        self.broker_id = broker_id
+        self.partitions = partitions
+
+    def _partition(self, tp: TopicPartition) -> ReplicatedPartition:
+        p = self.partitions.get(tp)
+        if p is None:
+            raise Errors.NOT_LEADER_OR_FOLLOWER.exception(
+                f"Broker {self.broker_id} has no replica of {tp}.")
+        return p
+
+    def max_message_bytes(self, tp: TopicPartition) -> int:
+        return self._partition(tp).max_message_bytes
+
+    def register_listener(self, tp: TopicPartition, listener: HighWatermarkListener) -> None:
+        self._partition(tp).register_listener(self.broker_id, listener)
+
+    def deregister_listener(self, tp: TopicPartition, listener: HighWatermarkListener) -> None:
+        p = self.partitions.get(tp)
+        if p is not None:
+            p.deregister_listener(self.broker_id, listener)
+
+    def append(self, tp: TopicPartition, records: Sequence[tuple[bytes, bytes | None]], *,
+               producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
+               control: str | None = None) -> int:
+        return self._partition(tp).append(self.broker_id, records, producer_id=producer_id,
+                                          producer_epoch=producer_epoch, control=control)

@@ -1,0 +1,128 @@
+"""Event processors: who runs the coordinator events, and when.
+
+`DeterministicEventProcessor` (the default) runs one event per scheduler step on virtual time, so
+a scenario is reproducible and a learner can step through it event by event.
+`MultiThreadedEventProcessor` runs events on real threads named as in Kafka
+(`group-coordinator-event-processor-N`); it shows the concurrency contract for real: never two
+events of one partition at once, different partitions in parallel. Both share `EventAccumulator`.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from typing import Any
+
+from ..clock import Scheduler, TimerHandle
+from ..trace import LogContext
+from .events import EventAccumulator, RejectedExecutionError
+
+__all__ = ["EventProcessor", "DeterministicEventProcessor", "MultiThreadedEventProcessor"]
+
+THREAD_PREFIX = "group-coordinator-event-processor-"
+
+
+class EventProcessor:
+    """Common part: enqueue into the accumulator; subclasses decide who polls it."""
+
+    accumulator: EventAccumulator
+    log: LogContext | None = None
+
+    def enqueue_last(self, event: Any) -> None:
+        self.accumulator.add_last(event)
+        self._wake()
+
+    def enqueue_first(self, event: Any) -> None:
+        self.accumulator.add_first(event)
+        self._wake()
+
+    def _wake(self) -> None:  # pragma: no cover - overridden
+        pass
+
+    def bind_log(self, log: LogContext) -> None:
+        self.log = log
+
+    def _run(self, event: Any, thread: str) -> None:
+        if self.log is not None:
+            self.log.child(f"[{thread}]: ").log("P-EXEC", event=event)
+        try:
+            event.run()
+        except BaseException as exc:  # an event must never kill the processor
+            event.complete(exc)
+        finally:
+            self.accumulator.done(event)
+
+    def _reject_remaining(self, thread: str) -> None:
+        while (event := self.accumulator.poll(0.0)) is not None:
+            if self.log is not None:
+                self.log.child(f"[{thread}]: ").log("P-DRAIN", event=event)
+            try:
+                event.complete(RejectedExecutionError("EventProcessor is closed."))
+            finally:
+                self.accumulator.done(event)
+
+
+class DeterministicEventProcessor(EventProcessor):
+    """Runs queued events on the virtual clock, one scheduler step per event."""
+
+    thread_name = THREAD_PREFIX + "0"
+
+    def __init__(self, scheduler: Scheduler, *, seed: int = 0,
+                 accumulator: EventAccumulator | None = None) -> None:
+        self.scheduler = scheduler
+        self.accumulator = accumulator or EventAccumulator(random.Random(seed))
+        self._handle: TimerHandle | None = None
+        self.events_run = 0
+
+    def _wake(self) -> None:
+        if self._handle is None or not self._handle.pending:
+            self._handle = self.scheduler.call_soon(self._run_one, name="event-processor")
+
+    def _run_one(self) -> None:
+        self._handle = None
+        event = self.accumulator.poll(0.0)
+        if event is not None:
+            self.events_run += 1
+            self._run(event, self.thread_name)
+        if self.accumulator.size() > 0:
+            self._wake()
+
+    def close(self) -> None:
+        self.accumulator.close()
+        if self._handle is not None:
+            self._handle.cancel()
+        self._reject_remaining(self.thread_name)
+
+
+class MultiThreadedEventProcessor(EventProcessor):
+    """Runs events on `num_threads` real threads, polling the shared accumulator."""
+
+    def __init__(self, num_threads: int = 1, *, seed: int = 0,
+                 accumulator: EventAccumulator | None = None, poll_timeout_s: float = 0.3) -> None:
+        if num_threads < 1:
+            raise ValueError(f"group.coordinator.threads must be >= 1, got {num_threads}")
+        self.accumulator = accumulator or EventAccumulator(random.Random(seed))
+        self._poll_timeout_s = poll_timeout_s
+        self._shutting_down = False
+        self.threads = [threading.Thread(target=self._loop, name=f"{THREAD_PREFIX}{i}",
+                                         daemon=True) for i in range(num_threads)]
+        for t in self.threads:
+            t.start()
+
+    def _loop(self) -> None:
+        name = threading.current_thread().name
+        while not self._shutting_down:
+            event = self.accumulator.poll(self._poll_timeout_s)
+            if event is not None:
+                self._run(event, name)
+        self._reject_remaining(name)
+
+    def wait_idle(self, timeout_s: float | None = 10.0) -> bool:
+        """Block until every queued event has run; True when idle."""
+        return self.accumulator.wait_idle(timeout_s)
+
+    def close(self) -> None:
+        self.accumulator.close()
+        self._shutting_down = True
+        for t in self.threads:
+            t.join()

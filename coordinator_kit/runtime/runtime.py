@@ -1,0 +1,776 @@
+"""The CoordinatorRuntime: one replicated state machine per coordinator partition.
+
+What it does, in the order a request meets it (spec §1):
+
+* a context per `__consumer_offsets` partition this broker leads, with the state table
+  INITIAL -> LOADING -> ACTIVE -> FAILED/CLOSED held as data (`CONTEXT_STATES`);
+* loading replays the partition log into a fresh shard; epochs decide which load/unload wins;
+* a write runs the operation against the (possibly uncommitted) state, replays its records at
+  their offsets, appends them in a batch, and parks the response in the deferred queue until the
+  high watermark passes the batch; a failed append reverts every operation of the batch;
+* a read runs at the last committed offset and answers at once;
+* timers and metadata updates arrive as events in the partition's queue.
+
+A request that finds the context LOADING fails with COORDINATOR_LOAD_IN_PROGRESS; INITIAL,
+FAILED, CLOSED or unknown fails with NOT_COORDINATOR. Nothing is queued until loading ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Generic, TypeVar
+
+from ..clock import Scheduler, TimerHandle
+from ..errors import Errors, KafkaError, java_string
+from ..states import StateTable
+from ..timeline import SnapshotRegistry
+from ..topic import TopicPartition
+from ..trace import LogContext, Trace
+from .deferred import DeferredEventQueue
+from .events import RejectedExecutionError
+from .future import CoordinatorFuture
+from .loader import CoordinatorLoader, LoadSummary
+from .metadata import MetadataDelta, MetadataImage
+from .partition import (NO_PRODUCER_ID, RECORD_BATCH_OVERHEAD, PartitionWriter,
+                        ReplicatedPartition, record_size_in_bytes)
+from .processor import DeterministicEventProcessor, EventProcessor
+from .records import RecordSerde
+from .shard import CoordinatorResult, CoordinatorShard, CoordinatorShardBuilderSupplier
+from .snapshottable import SnapshottableCoordinator
+from .timer import EventBasedCoordinatorTimer
+
+__all__ = ["CoordinatorRuntime", "CoordinatorState", "CONTEXT_STATES", "RuntimeConfig",
+           "CoordinatorContext"]
+
+S = TypeVar("S", bound=CoordinatorShard)
+T = TypeVar("T")
+
+NO_OFFSET = -1
+
+
+class CoordinatorState(Enum):
+    INITIAL = "INITIAL"
+    LOADING = "LOADING"
+    ACTIVE = "ACTIVE"
+    CLOSED = "CLOSED"
+    FAILED = "FAILED"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_I, _L, _A, _C, _F = (CoordinatorState.INITIAL, CoordinatorState.LOADING,
+                      CoordinatorState.ACTIVE, CoordinatorState.CLOSED, CoordinatorState.FAILED)
+
+# CoordinatorRuntime.CoordinatorState.canTransitionFrom, as data (spec §1.2).
+CONTEXT_STATES: StateTable[CoordinatorState] = StateTable(
+    "CoordinatorContext",
+    CoordinatorState,
+    valid_previous={
+        _I: (),
+        _L: (_I, _F),
+        _A: (_L, _A),
+        _F: (_L, _A),
+        _C: (_I, _L, _A, _C, _F),
+    },
+    triggers={
+        (_I, _L): "Load with a higher epoch",
+        (_F, _L): "Load with a higher epoch (retry), or reload after an out-of-sync append",
+        (_L, _A): "loader finished",
+        (_A, _A): "allowed by the table (a Load while ACTIVE only bumps the epoch)",
+        (_L, _F): "loader failed",
+        (_A, _F): "append returned an unexpected offset",
+        (_I, _C): "Unload / close",
+        (_L, _C): "Unload with a higher epoch / close",
+        (_A, _C): "Unload with a higher epoch / close",
+        (_C, _C): "close",
+        (_F, _C): "Unload with a higher epoch / close",
+    },
+    initial=_I,
+)
+
+_KAFKA_KEYS = {
+    "group.coordinator.append.linger.ms": "append_linger_ms",
+    "offsets.commit.timeout.ms": "write_timeout_ms",
+    "group.coordinator.threads": "threads",
+}
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """Runtime settings, with Kafka's broker defaults (4.0: linger 10 ms, timeout 5 s)."""
+
+    append_linger_ms: int = 10
+    write_timeout_ms: int = 5000
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        for key, attr in _KAFKA_KEYS.items():
+            value = getattr(self, attr)
+            low = 0 if attr == "append_linger_ms" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"Invalid value {value!r} for configuration {key}: Value must "
+                                 f"be at least {low}")
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, Any]) -> RuntimeConfig:
+        """Build from Kafka config keys; an unknown key is refused by name."""
+        kwargs = {}
+        for key, value in props.items():
+            if key not in _KAFKA_KEYS:
+                raise ValueError(f"unknown runtime config {key!r}; known keys: "
+                                 f"{', '.join(sorted(_KAFKA_KEYS))}")
+            kwargs[_KAFKA_KEYS[key]] = value
+        return cls(**kwargs)
+
+
+def _optional_int(epoch: int | None) -> str:
+    """Java's `OptionalInt.toString()`, which Kafka prints in unload log lines."""
+    return "OptionalInt.empty" if epoch is None else f"OptionalInt[{epoch}]"
+
+
+class _Batch:
+    """The open batch: records replayed but not yet appended to the log."""
+
+    __slots__ = ("base_offset", "append_time_ms", "max_batch_size", "records", "size",
+                 "next_offset", "deferred_events", "linger", "producer_id", "producer_epoch")
+
+    def __init__(self, base_offset: int, append_time_ms: int, max_batch_size: int,
+                 producer_id: int, producer_epoch: int) -> None:
+        self.base_offset = base_offset
+        self.append_time_ms = append_time_ms
+        self.max_batch_size = max_batch_size
+        self.records: list[tuple[bytes, bytes | None]] = []
+        self.size = RECORD_BATCH_OVERHEAD
+        self.next_offset = base_offset
+        self.deferred_events: list[Any] = []
+        self.linger: TimerHandle | None = None
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+
+    def has_room_for(self, nbytes: int) -> bool:
+        return not self.records or self.size + nbytes <= self.max_batch_size
+
+
+class _HighWatermarkListener:
+    """Coalesces high-watermark updates into one front-of-queue event per partition."""
+
+    def __init__(self, runtime: CoordinatorRuntime[Any], tp: TopicPartition) -> None:
+        self.runtime = runtime
+        self.tp = tp
+        self._last = NO_OFFSET
+        self._lock = threading.Lock()
+
+    def __call__(self, tp: TopicPartition, offset: int) -> None:
+        rt = self.runtime
+        if rt._debug:
+            rt.log.log("R-HWM-INCREMENTED", tp=tp, offset=offset)
+        with self._lock:
+            previous, self._last = self._last, offset
+        if previous == NO_OFFSET:
+            rt._enqueue_first(_InternalEvent(rt, "HighWatermarkUpdate", tp, self._apply))
+
+    def _apply(self) -> None:
+        rt = self.runtime
+        with self._lock:
+            hwm, self._last = self._last, NO_OFFSET
+        tp = self.tp
+        ctx = rt._contexts.get(tp)
+        if ctx is None:
+            rt.log.log("R-HWM-IGNORED-GONE", tp=tp, offset=hwm)
+        elif ctx.state is CoordinatorState.ACTIVE and ctx.coordinator is not None:
+            if rt._debug:
+                rt.log.log("R-HWM-UPDATING", tp=tp, offset=hwm)
+            ctx.coordinator.update_last_committed_offset(hwm)
+            ctx.deferred.complete_up_to(hwm)
+        else:
+            rt.log.log("R-HWM-IGNORED-INACTIVE", tp=tp, offset=hwm)
+
+
+class CoordinatorContext:
+    """Everything the runtime holds for one coordinator partition."""
+
+    def __init__(self, runtime: CoordinatorRuntime[Any], tp: TopicPartition) -> None:
+        self.runtime = runtime
+        self.tp = tp
+        self.log = runtime.log.child(
+            f"[GroupCoordinator id={runtime.broker_id} topic={tp.topic} partition={tp.partition}] ")
+        self.state = CoordinatorState.INITIAL
+        self.epoch = -1
+        self.deferred = DeferredEventQueue(self.log)
+        self.timer = EventBasedCoordinatorTimer(
+            tp, runtime.scheduler, self.log,
+            lambda name, op: runtime._schedule_write(name, tp, op, None, log_it=False))
+        self.coordinator: SnapshottableCoordinator | None = None
+        self.hwm_listener: _HighWatermarkListener | None = None
+        self.batch: _Batch | None = None
+
+    # -- state machine -------------------------------------------------------------------------
+
+    def transition_to(self, new_state: CoordinatorState) -> None:
+        CONTEXT_STATES.check(self.state, new_state)
+        old = self.state
+        rt = self.runtime
+        rt.log.log("R-TRANSITION", old_state=old, new_state=new_state, tp=self.tp)
+        if new_state is CoordinatorState.LOADING:
+            self.state = new_state
+            registry = SnapshotRegistry()
+            shard = (rt.shard_builder_supplier()
+                     .with_log_context(self.log)
+                     .with_snapshot_registry(registry)
+                     .with_time(rt.scheduler)
+                     .with_timer(self.timer)
+                     .with_topic_partition(self.tp)
+                     .build())
+            self.coordinator = SnapshottableCoordinator(self.log, registry, shard, self.tp)
+            self._load()
+        elif new_state is CoordinatorState.ACTIVE:
+            self.state = new_state
+            self.hwm_listener = _HighWatermarkListener(rt, self.tp)
+            rt.writer.register_listener(self.tp, self.hwm_listener)
+            assert self.coordinator is not None
+            self.coordinator.on_loaded(rt.metadata_image)
+        else:  # FAILED or CLOSED
+            self.state = new_state
+            self._unload()
+        for callback in rt._state_listeners:
+            callback(self.tp, old, new_state)
+
+    def _load(self) -> None:
+        rt, tp, epoch = self.runtime, self.tp, self.epoch
+        assert self.coordinator is not None
+        future = rt.loader.load(tp, self.coordinator)
+
+        def loaded(f: CoordinatorFuture[LoadSummary]) -> None:
+            def complete_load() -> None:
+                ctx = rt._contexts.get(tp)
+                if ctx is None:
+                    rt.log.log("R-LOAD-GONE", tp=tp, epoch=epoch)
+                    return
+                if ctx.state is not CoordinatorState.LOADING:
+                    rt.log.log("R-LOAD-COMPLETION-IGNORED", tp=tp, state=ctx.state)
+                    return
+                try:
+                    if f.failed():
+                        raise f.exception()  # type: ignore[misc]
+                    ctx.transition_to(CoordinatorState.ACTIVE)
+                    s = f.result()
+                    rt.log.log("R-LOADED", tp=tp, epoch=ctx.epoch,
+                               duration_ms=s.end_time_ms - s.start_time_ms,
+                               scheduler_ms=s.scheduler_queue_time_ms, records=s.num_records,
+                               bytes=s.num_bytes)
+                except Exception as exc:
+                    rt.log.log("R-LOAD-FAIL", tp=tp, epoch=ctx.epoch, exception=java_string(exc))
+                    ctx.transition_to(CoordinatorState.FAILED)
+
+            try:
+                rt._schedule_internal(f"CompleteLoad(tp={tp}, epoch={epoch})", tp, complete_load)
+            except KafkaError:
+                pass  # runtime closed meanwhile: nothing left to complete
+
+        future.add_done_callback(loaded)
+
+    def _unload(self) -> None:
+        rt = self.runtime
+        if self.hwm_listener is not None:
+            rt.writer.deregister_listener(self.tp, self.hwm_listener)
+            self.hwm_listener = None
+        self.timer.cancel_all()
+        self.deferred.fail_all(Errors.NOT_COORDINATOR.exception())
+        self.fail_current_batch(Errors.NOT_COORDINATOR.exception())
+        if self.coordinator is not None:
+            self.coordinator.on_unloaded()
+        self.coordinator = None
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def append(self, producer_id: int, producer_epoch: int, records: list[Any], replay: bool,
+               is_atomic: bool, event: _WriteEvent[Any]) -> None:
+        if self.state is not CoordinatorState.ACTIVE:
+            raise RuntimeError("Coordinator must be active to append records")
+        coordinator = self.coordinator
+        assert coordinator is not None
+        if not records:
+            if self.batch is not None:
+                self.batch.deferred_events.append(event)
+            elif coordinator.last_committed_offset < coordinator.last_written_offset:
+                self.deferred.add(coordinator.last_written_offset, event)
+            else:
+                event.complete(None)
+            return
+
+        rt = self.runtime
+        now = rt.scheduler.now
+        if producer_id != NO_PRODUCER_ID:
+            is_atomic = True
+            self.flush_current_batch()
+        self._maybe_allocate_batch(producer_id, producer_epoch, now)
+        serde = rt.serde
+        serialized = [serde.serialize(r) for r in records]
+        batch = self.batch
+        assert batch is not None
+
+        if is_atomic:
+            estimated = RECORD_BATCH_OVERHEAD + sum(
+                record_size_in_bytes(i, k, v) for i, (k, v) in enumerate(serialized))
+            if estimated > batch.max_batch_size:
+                raise Errors.MESSAGE_TOO_LARGE.exception(
+                    f"Message batch size is {estimated} bytes in append to partition {self.tp} "
+                    f"which exceeds the maximum configured size of {batch.max_batch_size}.")
+            if not batch.has_room_for(estimated - RECORD_BATCH_OVERHEAD):
+                self.flush_current_batch()
+                self._maybe_allocate_batch(producer_id, producer_epoch, now)
+                batch = self.batch
+                assert batch is not None
+
+        for record, (key, value) in zip(records, serialized):
+            size = record_size_in_bytes(batch.next_offset - batch.base_offset, key, value)
+            if not is_atomic and not batch.has_room_for(size):
+                self.flush_current_batch()
+                self._maybe_allocate_batch(producer_id, producer_epoch, now)
+                batch = self.batch
+                assert batch is not None
+            try:
+                if replay:
+                    coordinator.replay(batch.next_offset, producer_id, producer_epoch, record)
+                batch.records.append((key, value))
+                batch.size += size
+                batch.next_offset += 1
+            except Exception as exc:
+                rt.log.log("R-REPLAY-FAIL", record=record, tp=self.tp, error=str(exc))
+                batch.deferred_events.append(event)
+                self.fail_current_batch(exc)
+                return
+
+        batch.deferred_events.append(event)
+        self._maybe_flush_current_batch(now)
+
+    def _maybe_allocate_batch(self, producer_id: int, producer_epoch: int, now: int) -> None:
+        if self.batch is not None:
+            return
+        rt = self.runtime
+        assert self.coordinator is not None
+        batch = _Batch(self.coordinator.last_written_offset, now,
+                       rt.writer.max_message_bytes(self.tp), producer_id, producer_epoch)
+        linger = rt.config.append_linger_ms
+        if linger > 0:
+            batch.linger = rt.scheduler.call_later(linger, self._linger_expired, batch,
+                                                   name=f"linger {self.tp}")
+        self.batch = batch
+
+    def _linger_expired(self, batch: _Batch) -> None:
+        rt, tp = self.runtime, self.tp
+
+        def flush() -> None:
+            if self.batch is not batch:
+                return  # the batch was flushed or failed meanwhile (task cancelled)
+            rt._with_active_context_or_throw(tp, lambda ctx: ctx.flush_current_batch())
+
+        try:
+            rt._enqueue_first(_InternalEvent(rt, "FlushBatch", tp, flush))
+        except KafkaError:
+            pass
+
+    def _maybe_flush_current_batch(self, now: int) -> None:
+        batch = self.batch
+        if batch is not None and (batch.producer_id != NO_PRODUCER_ID or
+                                  (batch.append_time_ms - now) >= self.runtime.config.append_linger_ms):
+            self.flush_current_batch()
+
+    def flush_current_batch(self) -> None:
+        batch = self.batch
+        if batch is None:
+            return
+        rt = self.runtime
+        coordinator = self.coordinator
+        assert coordinator is not None
+        try:
+            offset = rt.writer.append(self.tp, batch.records, producer_id=batch.producer_id,
+                                      producer_epoch=batch.producer_epoch)
+            coordinator.update_last_written_offset(offset)
+            if offset != batch.next_offset:
+                rt.log.log("R-OUT-OF-SYNC", tp=self.tp, offset=offset, expected=batch.next_offset)
+                self.transition_to(CoordinatorState.FAILED)
+                self.transition_to(CoordinatorState.LOADING)
+                raise Errors.NOT_COORDINATOR.exception()
+            if rt._debug:
+                self.log.event("batch_flushed", tp=str(self.tp), base_offset=batch.base_offset,
+                               end_offset=offset, records=len(batch.records), bytes=batch.size,
+                               operations=len(batch.deferred_events))
+            for event in batch.deferred_events:
+                self.deferred.add(offset, event)
+            self._free_batch()
+        except BaseException as exc:
+            rt.log.log("R-APPEND-FAIL", tp=self.tp,
+                       error=exc.detail if isinstance(exc, KafkaError) else str(exc))
+            self.fail_current_batch(exc)
+            raise
+
+    def fail_current_batch(self, exc: BaseException) -> None:
+        batch = self.batch
+        if batch is None:
+            return
+        assert self.coordinator is not None
+        self.coordinator.revert_last_written_offset(batch.base_offset)
+        for event in batch.deferred_events:
+            event.complete(exc)
+        self._free_batch()
+
+    def _free_batch(self) -> None:
+        batch = self.batch
+        if batch is not None and batch.linger is not None:
+            batch.linger.cancel()
+        self.batch = None
+
+
+class _WriteEvent(Generic[T]):
+    __slots__ = ("runtime", "key", "name", "op", "future", "timeout_ms", "result",
+                 "_timeout", "created_ms")
+
+    def __init__(self, runtime: CoordinatorRuntime[Any], name: str, tp: TopicPartition,
+                 op: Callable[[Any], CoordinatorResult[T]], timeout_ms: int) -> None:
+        self.runtime = runtime
+        self.key = tp
+        self.name = name
+        self.op = op
+        self.future: CoordinatorFuture[T] = CoordinatorFuture(name)
+        self.timeout_ms = timeout_ms
+        self.result: CoordinatorResult[T] | None = None
+        self._timeout: TimerHandle | None = None
+        self.created_ms = runtime.scheduler.now
+
+    def run(self) -> None:
+        rt = self.runtime
+        try:
+            def body(ctx: CoordinatorContext) -> None:
+                assert ctx.coordinator is not None
+                self.result = result = self.op(ctx.coordinator.shard)
+                if not isinstance(result, CoordinatorResult):
+                    raise TypeError(f"write operation {self.name!r} must return a "
+                                    f"CoordinatorResult, got {type(result).__name__}")
+                ctx.append(NO_PRODUCER_ID, -1, list(result.records), result.replay_records,
+                           result.is_atomic, self)
+                if not self.future.done():
+                    self._timeout = rt.scheduler.call_later(
+                        self.timeout_ms, rt._operation_timeout, self,
+                        name=f"timeout {self.name}")
+            rt._with_active_context_or_throw(self.key, body)
+        except BaseException as exc:
+            self.complete(exc)
+
+    def complete(self, exc: BaseException | None) -> None:
+        result = self.result
+        append_future = result.append_future if result is not None else None
+        if exc is None:
+            if append_future is not None:
+                append_future.complete(None)
+            self.future.complete(result.response if result is not None else None)
+        else:
+            if append_future is not None:
+                append_future.complete_exceptionally(exc)
+            self.future.complete_exceptionally(exc)
+        if self._timeout is not None:
+            self._timeout.cancel()
+            self._timeout = None
+
+    def __str__(self) -> str:
+        return f"CoordinatorWriteEvent(name={self.name})"
+
+    __repr__ = __str__
+
+
+class _ReadEvent(Generic[T]):
+    __slots__ = ("runtime", "key", "name", "op", "future")
+
+    def __init__(self, runtime: CoordinatorRuntime[Any], name: str, tp: TopicPartition,
+                 op: Callable[[Any, int], T]) -> None:
+        self.runtime = runtime
+        self.key = tp
+        self.name = name
+        self.op = op
+        self.future: CoordinatorFuture[T] = CoordinatorFuture(name)
+
+    def run(self) -> None:
+        try:
+            def body(ctx: CoordinatorContext) -> T:
+                assert ctx.coordinator is not None
+                return self.op(ctx.coordinator.shard, ctx.coordinator.last_committed_offset)
+            self.future.complete(self.runtime._with_active_context_or_throw(self.key, body))
+        except BaseException as exc:
+            self.complete(exc)
+
+    def complete(self, exc: BaseException | None) -> None:
+        if exc is not None:
+            self.future.complete_exceptionally(exc)
+
+    def __str__(self) -> str:
+        return f"CoordinatorReadEvent(name={self.name})"
+
+    __repr__ = __str__
+
+
+class _InternalEvent:
+    __slots__ = ("runtime", "key", "name", "op")
+
+    def __init__(self, runtime: CoordinatorRuntime[Any], name: str, tp: TopicPartition,
+                 op: Callable[[], None]) -> None:
+        self.runtime = runtime
+        self.key = tp
+        self.name = name
+        self.op = op
+
+    def run(self) -> None:
+        try:
+            self.op()
+        except BaseException as exc:
+            self.complete(exc)
+
+    def complete(self, exc: BaseException | None) -> None:
+        if exc is not None:
+            self.runtime.log.log("R-EXEC-FAILED", name=self.name,
+                                 error=exc.detail if isinstance(exc, KafkaError) else str(exc))
+
+    def __str__(self) -> str:
+        return f"CoordinatorInternalEvent(name={self.name})"
+
+    __repr__ = __str__
+
+
+class CoordinatorRuntime(Generic[S]):
+    """Runs coordinator shards for the partitions one broker leads (spec §1)."""
+
+    def __init__(self, *, broker_id: int, scheduler: Scheduler, trace: Trace,
+                 partitions: dict[TopicPartition, ReplicatedPartition],
+                 shard_builder_supplier: CoordinatorShardBuilderSupplier, serde: RecordSerde,
+                 config: RuntimeConfig | None = None, processor: EventProcessor | None = None,
+                 loader: CoordinatorLoader | None = None, seed: int = 0) -> None:
+        self.broker_id = broker_id
+        self.scheduler = scheduler
+        self.trace = trace
+        self.config = config or RuntimeConfig()
+        self.log = LogContext(trace, f"broker-{broker_id}", f"[GroupCoordinator id={broker_id}] ")
+        self._debug = self.log.enabled("DEBUG")
+        self.shard_builder_supplier = shard_builder_supplier
+        self.serde = serde
+        self.partitions = partitions
+        self.writer = PartitionWriter(broker_id, partitions)
+        self.loader = loader or CoordinatorLoader(broker_id, scheduler, partitions, serde,
+                                                  self.log.child(""))
+        self.processor = processor or DeterministicEventProcessor(scheduler, seed=seed)
+        self.processor.bind_log(self.log)
+        self.metadata_image: MetadataImage = MetadataImage.EMPTY  # type: ignore[attr-defined]
+        self._contexts: dict[TopicPartition, CoordinatorContext] = {}
+        self._lock = threading.RLock()
+        self._running = True
+        self._state_listeners: list[Callable[[TopicPartition, CoordinatorState,
+                                              CoordinatorState], None]] = []
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _throw_if_not_running(self) -> None:
+        if not self._running:
+            raise Errors.NOT_COORDINATOR.exception()
+
+    def _enqueue_last(self, event: Any) -> None:
+        try:
+            self.processor.enqueue_last(event)
+        except RejectedExecutionError:
+            raise Errors.NOT_COORDINATOR.exception(
+                "Can't accept an event because the processor is closed") from None
+
+    def _enqueue_first(self, event: Any) -> None:
+        try:
+            self.processor.enqueue_first(event)
+        except RejectedExecutionError:
+            raise Errors.NOT_COORDINATOR.exception(
+                "Can't accept an event because the processor is closed") from None
+
+    def _with_active_context_or_throw(self, tp: TopicPartition,
+                                      fn: Callable[[CoordinatorContext], T]) -> T:
+        ctx = self._contexts.get(tp)
+        if ctx is None:
+            raise Errors.NOT_COORDINATOR.exception()
+        if ctx.state is CoordinatorState.ACTIVE:
+            return fn(ctx)
+        if ctx.state is CoordinatorState.LOADING:
+            raise Errors.COORDINATOR_LOAD_IN_PROGRESS.exception()
+        raise Errors.NOT_COORDINATOR.exception()
+
+    def _schedule_internal(self, name: str, tp: TopicPartition, op: Callable[[], None]) -> None:
+        if self._debug:
+            self.log.log("R-SCHED-INTERNAL", name=name)
+        self._enqueue_last(_InternalEvent(self, name, tp, op))
+
+    def _operation_timeout(self, event: _WriteEvent[Any]) -> None:
+        name = str(event)
+        try:
+            self._schedule_internal(
+                f"OperationTimeout(name={name}, tp={event.key})", event.key,
+                lambda: event.complete(Errors.REQUEST_TIMED_OUT.exception(
+                    f"{name} timed out after {event.timeout_ms}ms")))
+        except KafkaError:
+            pass
+
+    def _maybe_create_context(self, tp: TopicPartition) -> CoordinatorContext:
+        with self._lock:
+            ctx = self._contexts.get(tp)
+            if ctx is None:
+                ctx = self._contexts[tp] = CoordinatorContext(self, tp)
+            return ctx
+
+    # -- public API ----------------------------------------------------------------------------
+
+    def schedule_write_operation(self, name: str, tp: TopicPartition,
+                                 op: Callable[[S], CoordinatorResult[T]],
+                                 timeout_ms: int | None = None) -> CoordinatorFuture[T]:
+        """Run `op(shard)` as a write; the future completes when its records commit."""
+        self._throw_if_not_running()
+        return self._schedule_write(name, tp, op, timeout_ms)
+
+    def _schedule_write(self, name: str, tp: TopicPartition, op: Callable[[Any], Any],
+                        timeout_ms: int | None, log_it: bool = True) -> CoordinatorFuture[Any]:
+        if log_it and self._debug:
+            self.log.log("R-SCHED-WRITE", name=name)
+        event = _WriteEvent(self, name, tp, op,
+                            self.config.write_timeout_ms if timeout_ms is None else timeout_ms)
+        try:
+            self.processor.enqueue_last(event)
+        except RejectedExecutionError:
+            if log_it:
+                raise Errors.NOT_COORDINATOR.exception(
+                    "Can't accept an event because the processor is closed") from None
+            raise
+        return event.future
+
+    def schedule_read_operation(self, name: str, tp: TopicPartition,
+                                op: Callable[[S, int], T]) -> CoordinatorFuture[T]:
+        """Run `op(shard, last_committed_offset)`; answers at once, from committed state."""
+        self._throw_if_not_running()
+        if self._debug:
+            self.log.log("R-SCHED-READ", name=name)
+        event = _ReadEvent(self, name, tp, op)
+        self._enqueue_last(event)
+        return event.future
+
+    def schedule_load_operation(self, tp: TopicPartition, partition_epoch: int) -> None:
+        """This broker became leader of `tp` at `partition_epoch`: load it (spec §1.3)."""
+        self._throw_if_not_running()
+        self.log.log("R-SCHED-LOAD", tp=tp, epoch=partition_epoch)
+        self._maybe_create_context(tp)
+
+        def load() -> None:
+            ctx = self._maybe_create_context(tp)
+            if ctx.epoch < partition_epoch:
+                ctx.epoch = partition_epoch
+                if ctx.state in (CoordinatorState.INITIAL, CoordinatorState.FAILED):
+                    ctx.transition_to(CoordinatorState.LOADING)
+                elif ctx.state is CoordinatorState.LOADING:
+                    self.log.log("R-LOAD-ALREADY-LOADING", tp=tp)
+                elif ctx.state is CoordinatorState.ACTIVE:
+                    self.log.log("R-LOAD-ALREADY-ACTIVE", tp=tp)
+                else:
+                    self.log.log("R-LOAD-BAD-STATE", tp=tp, state=ctx.state)
+            else:
+                self.log.log("R-LOAD-IGNORED", tp=tp, current_epoch=ctx.epoch,
+                             epoch=partition_epoch)
+
+        self._schedule_internal(f"Load(tp={tp}, epoch={partition_epoch})", tp, load)
+
+    def schedule_unload_operation(self, tp: TopicPartition, partition_epoch: int | None) -> None:
+        """This broker lost `tp` (or the topic was deleted: epoch None); unload it (§1.4)."""
+        self._throw_if_not_running()
+        shown = _optional_int(partition_epoch)
+        self.log.log("R-SCHED-UNLOAD", tp=tp, epoch=shown)
+
+        def unload() -> None:
+            ctx = self._contexts.get(tp)
+            if ctx is None:
+                self.log.log("R-UNLOAD-NEVER-LOADED", tp=tp, epoch=shown)
+            elif partition_epoch is None or ctx.epoch < partition_epoch:
+                self.log.log("R-UNLOAD-START", tp=tp, epoch=shown)
+                ctx.transition_to(CoordinatorState.CLOSED)
+                with self._lock:
+                    if self._contexts.get(tp) is ctx:
+                        del self._contexts[tp]
+                self.log.log("R-UNLOAD-DONE", tp=tp, epoch=shown)
+            else:
+                self.log.log("R-UNLOAD-IGNORED", tp=tp, epoch=shown, current_epoch=ctx.epoch)
+
+        self._schedule_internal(f"UnloadCoordinator(tp={tp}, epoch={shown})", tp, unload)
+
+    def on_new_metadata_image(self, image: MetadataImage, delta: MetadataDelta) -> None:
+        """Store the image for future loads and hand it to every active shard (§1.11)."""
+        self._throw_if_not_running()
+        if self._debug:
+            self.log.log("R-SCHED-IMAGE", offset=image.offset)
+        self.metadata_image = image
+        for tp in sorted(self._contexts):
+            def apply(tp: TopicPartition = tp) -> None:
+                ctx = self._contexts.get(tp)
+                if ctx is None:
+                    self.log.log("R-IMAGE-GONE", offset=image.offset, tp=tp)
+                elif ctx.state is CoordinatorState.ACTIVE and ctx.coordinator is not None:
+                    self.log.log("R-APPLY-IMAGE", offset=image.offset, tp=tp)
+                    ctx.coordinator.on_new_metadata_image(image, delta)
+                else:
+                    self.log.log("R-IMAGE-IGNORED", offset=image.offset, tp=tp)
+            self._schedule_internal(f"UpdateImage(tp={tp}, offset={image.offset})", tp, apply)
+
+    def close(self) -> None:
+        """Stop: reject queued events, unload every coordinator."""
+        if not self._running:
+            self.log.log("R-ALREADY-CLOSING")
+            return
+        self._running = False
+        self.log.log("R-CLOSING")
+        self.loader.close()
+        self.processor.close()
+        with self._lock:
+            for ctx in list(self._contexts.values()):
+                ctx.transition_to(CoordinatorState.CLOSED)
+            self._contexts.clear()
+        self.log.log("R-CLOSED")
+
+    # -- introspection for learners and tests --------------------------------------------------
+
+    def on_state_change(self, callback: Callable[[TopicPartition, CoordinatorState,
+                                                  CoordinatorState], None]) -> None:
+        """Call `callback(tp, old, new)` after every context transition (live diagrams)."""
+        self._state_listeners.append(callback)
+
+    def context_state(self, tp: TopicPartition) -> CoordinatorState | None:
+        ctx = self._contexts.get(tp)
+        return None if ctx is None else ctx.state
+
+    def context(self, tp: TopicPartition) -> CoordinatorContext | None:
+        return self._contexts.get(tp)
+
+    def partitions_loaded(self) -> list[TopicPartition]:
+        return sorted(tp for tp, c in self._contexts.items()
+                      if c.state is CoordinatorState.ACTIVE)
+
+    def describe(self, tp: TopicPartition) -> dict[str, Any]:
+        """A plain snapshot of one context: state, epoch, offsets, snapshots, parked writes."""
+        ctx = self._contexts.get(tp)
+        if ctx is None:
+            return {"tp": str(tp), "state": None}
+        c = ctx.coordinator
+        return {
+            "tp": str(tp),
+            "state": ctx.state.name,
+            "epoch": ctx.epoch,
+            "last_written_offset": None if c is None else c.last_written_offset,
+            "last_committed_offset": None if c is None else c.last_committed_offset,
+            "snapshots": None if c is None else c.snapshot_registry.epochs_list(),
+            "open_batch": None if ctx.batch is None else
+            (ctx.batch.base_offset, ctx.batch.next_offset),
+            "parked": [(o, [e.name for e in es]) for o, es in ctx.deferred.pending()],
+            "timers": sorted(ctx.timer.tasks),
+        }
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{tp}={c.state.name}" for tp, c in sorted(self._contexts.items()))
+        return f"CoordinatorRuntime(broker={self.broker_id}, {{{states}}})"

@@ -1,0 +1,127 @@
+"""Coordinator timers that fire as write events (Kafka's `EventBasedCoordinatorTimer`).
+
+A timer never runs its operation on the clock's thread: when it expires it enqueues a write event
+`Timeout(tp=..., key=...)` at the tail of the partition's queue, so the operation respects the
+one-event-per-partition rule and its records go through the normal write path. One task per key:
+scheduling a key again replaces the task, and an expired event whose task was replaced or
+cancelled in the meantime is rejected when it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..clock import Scheduler, TimerHandle
+from ..errors import Errors, KafkaError
+from ..topic import TopicPartition
+from ..trace import LogContext
+from .events import RejectedExecutionError
+from .future import CoordinatorFuture
+from .shard import CoordinatorResult
+
+__all__ = ["EventBasedCoordinatorTimer", "DEFAULT_RETRY_BACKOFF_MS"]
+
+DEFAULT_RETRY_BACKOFF_MS = 500
+
+TimeoutOperation = Callable[[], CoordinatorResult[Any]]
+# (name, tp, op(shard) -> CoordinatorResult) -> future; provided by the runtime.
+WriteScheduler = Callable[[str, Callable[[Any], CoordinatorResult[Any]]], CoordinatorFuture[Any]]
+
+
+class _TimerTask:
+    __slots__ = ("key", "handle", "cancelled")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.handle: TimerHandle | None = None
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.handle is not None:
+            self.handle.cancel()
+
+
+class EventBasedCoordinatorTimer:
+    def __init__(self, tp: TopicPartition, scheduler: Scheduler, log: LogContext,
+                 enqueue_write: WriteScheduler) -> None:
+        self.tp = tp
+        self.scheduler = scheduler
+        self.log = log
+        self._enqueue_write = enqueue_write
+        self.tasks: dict[str, _TimerTask] = {}
+
+    def schedule(self, key: str, delay_ms: int, retry: bool, operation: TimeoutOperation,
+                 retry_backoff_ms: int = DEFAULT_RETRY_BACKOFF_MS) -> None:
+        task = _TimerTask(key)
+        name = f"Timeout(tp={self.tp}, key={key})"
+
+        def expired() -> None:
+            def run(_shard: Any) -> CoordinatorResult[Any]:
+                self.log.log("T-EXEC", name=name, key=key)
+                if self.tasks.get(key) is not task:
+                    raise RejectedExecutionError(f"Timer {key} was overridden or cancelled")
+                del self.tasks[key]
+                self.log.event("timer_expired", tp=str(self.tp), key=key)
+                return operation()
+
+            def on_done(f: CoordinatorFuture[Any]) -> None:
+                exc = f.exception()
+                if exc is None:
+                    return
+                if isinstance(exc, RejectedExecutionError):
+                    self.log.log("T-REJECTED", name=name, key=key)
+                elif isinstance(exc, KafkaError) and exc.error in (
+                        Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+                    self.log.log("T-INACTIVE", name=name, key=key, error=exc.detail)
+                elif retry:
+                    self.log.log("T-RETRY", name=name, key=key, error=_message(exc))
+                    self.schedule(key, retry_backoff_ms, True, operation, retry_backoff_ms)
+                else:
+                    self.log.log("T-DROP", name=name, key=key, error=_message(exc))
+
+            self.log.log("T-FIRE", name=name, key=key)
+            try:
+                future = self._enqueue_write(name, run)
+            except RejectedExecutionError:
+                self.log.log("T-CLOSED", name=name, key=key)
+                return
+            future.add_done_callback(on_done)
+
+        self.log.log("T-REGISTER", key=key, delay_ms=delay_ms)
+        previous = self.tasks.get(key)
+        self.tasks[key] = task
+        if previous is not None:
+            previous.cancel()
+        task.handle = self.scheduler.call_later(delay_ms, expired, name=f"timer {key}")
+
+    def schedule_if_absent(self, key: str, delay_ms: int, retry: bool,
+                           operation: TimeoutOperation) -> None:
+        if key not in self.tasks:
+            self.schedule(key, delay_ms, retry, operation)
+
+    def cancel(self, key: str) -> None:
+        task = self.tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
+            self.log.event("timer_cancelled", tp=str(self.tp), key=key)
+
+    def cancel_all(self) -> None:
+        for key in list(self.tasks):
+            self.cancel(key)
+
+    def is_scheduled(self, key: str) -> bool:
+        return key in self.tasks
+
+    def deadline(self, key: str) -> int | None:
+        """Virtual time at which the timer for `key` fires, or None."""
+        task = self.tasks.get(key)
+        return None if task is None or task.handle is None else task.handle.when
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+
+def _message(exc: BaseException) -> str:
+    return exc.detail if isinstance(exc, KafkaError) else str(exc)

@@ -1,0 +1,30 @@
+"""Topic partitions, named and printed the way Kafka prints them (`__consumer_offsets-12`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["TopicPartition", "CONSUMER_OFFSETS"]
+
+CONSUMER_OFFSETS = "__consumer_offsets"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __post_init__(self) -> None:
+        if not self.topic:
+            raise ValueError("a topic partition needs a non-empty topic name")
+        if isinstance(self.partition, bool) or not isinstance(self.partition, int) \
+                or self.partition < 0:
+            raise ValueError(f"partition must be an integer >= 0, got {self.partition!r}")
+
+    @classmethod
+    def offsets(cls, partition: int) -> TopicPartition:
+        """A partition of `__consumer_offsets`, where the group coordinator keeps its state."""
+        return cls(CONSUMER_OFFSETS, partition)
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
