@@ -172,10 +172,14 @@ class Scheduler:
             while not condition():
                 handle = self._pop_live(deadline)
                 if handle is None:
-                    reason = ("nothing left to run" if deadline is None or self.peek() is None
-                              else f"limit of {limit_ms} ms reached")
-                    if deadline is not None:
-                        self._now = max(self._now, deadline)
+                    if deadline is None or self.peek() is None:
+                        # Nothing will ever happen: leave the clock where the condition was last
+                        # checked instead of jumping to the limit.
+                        reason = "nothing left to run"
+                    else:
+                        reason = f"limit of {limit_ms} ms reached"
+                        with self._lock:
+                            self._now = max(self._now, deadline)
                     raise SchedulerLimitExceeded(
                         f"condition {getattr(condition, '__name__', condition)!r} still false at "
                         f"{self._now} ms: {reason}")

@@ -39,7 +39,12 @@ class EventAccumulator:
         self._inflight: set[Hashable] = set()
         self._size = 0
         self._closed = False
-        self._cond = threading.Condition()
+        # One lock, two conditions: `_cond` wakes pollers (a key became available, or close),
+        # `_idle` wakes `wait_idle`. Sharing one condition would let `notify()` (one waiter, as in
+        # Kafka) wake an idle-waiter instead of a poller, leaving the poller asleep until timeout.
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._idle = threading.Condition(self._lock)
 
     # -- producers ------------------------------------------------------------------------------
 
@@ -100,12 +105,12 @@ class EventAccumulator:
                 self._available.append(key)
                 self._cond.notify()
             if self._size == 0 and not self._inflight:
-                self._cond.notify_all()
+                self._idle.notify_all()
 
     def wait_idle(self, timeout_s: float | None = None) -> bool:
         """Block until nothing is queued or in flight; True when idle."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._size == 0 and not self._inflight, timeout_s)
+        with self._idle:
+            return self._idle.wait_for(lambda: self._size == 0 and not self._inflight, timeout_s)
 
     def close(self) -> None:
         with self._cond:
