@@ -1,0 +1,212 @@
+"""The snapshottable hash table underneath TimelineHashMap and TimelineHashSet.
+
+Every element records a ``start_epoch``: ``registry.latest_epoch() + 1`` when it was put in
+(a replacement is a new element). An element belongs to snapshot E exactly when its start
+epoch is <= E. When a write replaces or removes an element that the newest snapshot still
+contains, the old element is stashed in that snapshot's tier; once stashed, the key's live
+element is newer than the snapshot, so later writes to it stash nothing more.
+
+Reading key K at epoch E:
+  1. the live element, if its start epoch is <= E (no snapshot is consulted: this is why a
+     missing snapshot only raises for *some* keys);
+  2. otherwise the tiers from snapshot E to the newest, in order: the first stashed copy of K
+     decides (present if its start epoch is <= E, absent if not);
+  3. nothing found: K was absent at E.
+
+Each tier also records the table's size when its snapshot was taken, which answers
+``size(E)`` without a scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from ._registry import LATEST_EPOCH, SnapshotRegistry
+
+__all__ = ["Element", "SnapshottableHashTable"]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Element(Generic[K, V]):
+    """One stored key/value. Never mutated once stored, so snapshots can share it.
+
+    ``seq`` is the order in which the key entered the table (kept across replacements); it
+    gives reads at past epochs the same, stable order that the live dict has.
+    """
+
+    __slots__ = ("key", "value", "start_epoch", "seq")
+
+    def __init__(self, key: K, value: V, start_epoch: int, seq: int) -> None:
+        self.key = key
+        self.value = value
+        self.start_epoch = start_epoch
+        self.seq = seq
+
+    def __repr__(self) -> str:
+        return f"Element({self.key!r}, {self.value!r}, start_epoch={self.start_epoch})"
+
+
+@dataclass(eq=False)
+class HashTier(Generic[K, V]):
+    """One table's delta in one snapshot: the size then, and the stashed old elements."""
+
+    size: int
+    stash: dict[K, Element[K, V]] | None = field(default=None)
+
+    def merge_from(self, destination_epoch: int, source: object) -> None:
+        assert isinstance(source, HashTier)
+        if not source.stash:
+            return
+        for key, element in source.stash.items():
+            # Elements born after our epoch were never part of our snapshot.
+            if element.start_epoch <= destination_epoch:
+                if self.stash is None:
+                    self.stash = {}
+                self.stash[key] = element
+
+
+class SnapshottableHashTable(Generic[K, V]):
+    """Live dict plus per-snapshot tiers. Shared engine; use the map or set front ends."""
+
+    def __init__(self, registry: SnapshotRegistry) -> None:
+        self._registry = registry
+        self._live: dict[K, Element[K, V]] = {}
+        self._next_seq = 0
+        registry.register(self)
+
+    # ----------------------------------------------------------------- reads
+
+    def get_element(self, key: K, epoch: int) -> Element[K, V] | None:
+        current = self._live.get(key)
+        if current is not None and current.start_epoch <= epoch:
+            return current
+        if epoch == LATEST_EPOCH:
+            return None
+        for snapshot in self._registry.snapshots_from(epoch):
+            tier: HashTier[K, V] | None = snapshot.get_delta(self)
+            if tier is not None and tier.stash:
+                found = tier.stash.get(key)
+                if found is not None:
+                    return found if found.start_epoch <= epoch else None
+        return None
+
+    def size(self, epoch: int) -> int:
+        if epoch == LATEST_EPOCH:
+            return len(self._live)
+        for snapshot in self._registry.snapshots_from(epoch):
+            tier: HashTier[K, V] | None = snapshot.get_delta(self)
+            if tier is not None:
+                return tier.size
+        return len(self._live)
+
+    def elements(self, epoch: int) -> list[Element[K, V]]:
+        """All elements present at ``epoch``, in key-arrival order.
+
+        Kafka's historical iterator unions the live table with every tier from ``epoch``
+        on; after a revert the same old element can sit in two tiers and Kafka yields it
+        twice. Here each key is decided once, by the same rule as ``get_element``.
+        """
+        if epoch == LATEST_EPOCH:
+            return list(self._live.values())
+        snapshots = self._registry.snapshots_from(epoch)  # raises before any work
+        decided: dict[K, Element[K, V] | None] = {
+            k: e for k, e in self._live.items() if e.start_epoch <= epoch
+        }
+        for snapshot in snapshots:
+            tier: HashTier[K, V] | None = snapshot.get_delta(self)
+            if tier is None or not tier.stash:
+                continue
+            for key, element in tier.stash.items():
+                if key not in decided:
+                    decided[key] = element if element.start_epoch <= epoch else None
+        present = [e for e in decided.values() if e is not None]
+        present.sort(key=lambda e: e.seq)
+        return present
+
+    def iter_live(self) -> Iterator[Element[K, V]]:
+        return iter(list(self._live.values()))
+
+    # ----------------------------------------------------------------- writes
+
+    def add_or_replace(self, key: K, value: V) -> Element[K, V] | None:
+        """Store ``key -> value`` as a new element; return the element it replaced."""
+        prev = self._live.get(key)
+        prev_size = len(self._live)
+        seq = prev.seq if prev is not None else self._take_seq()
+        self._live[key] = Element(key, value, self._registry.latest_epoch() + 1, seq)
+        if prev is None:
+            self._note_growth(prev_size)
+        else:
+            self._stash(prev, prev_size)
+        return prev
+
+    def add_unless_present(self, key: K, value: V) -> bool:
+        """Insert only if absent (set semantics: re-adding changes nothing, stashes nothing)."""
+        if key in self._live:
+            return False
+        prev_size = len(self._live)
+        self._live[key] = Element(key, value, self._registry.latest_epoch() + 1, self._take_seq())
+        self._note_growth(prev_size)
+        return True
+
+    def remove(self, key: K) -> Element[K, V] | None:
+        prev = self._live.pop(key, None)
+        if prev is not None:
+            self._stash(prev, len(self._live) + 1)
+        return prev
+
+    def clear(self) -> None:
+        """Remove everything one element at a time, so snapshots keep what they need."""
+        for key in list(self._live):
+            self.remove(key)
+
+    # ----------------------------------------------------------------- Revertable
+
+    def execute_revert(self, target_epoch: int, delta: object) -> None:
+        assert isinstance(delta, HashTier)
+        for key in [k for k, e in self._live.items() if e.start_epoch > target_epoch]:
+            del self._live[key]
+        if delta.stash:
+            self._live.update(delta.stash)
+        # Re-inserted elements landed at the end of the dict; restore arrival order.
+        ordered = sorted(self._live.values(), key=lambda e: e.seq)
+        self._live.clear()
+        self._live.update((e.key, e) for e in ordered)
+
+    def reset(self) -> None:
+        self.clear()
+
+    # ----------------------------------------------------------------- stashing
+
+    def _take_seq(self) -> int:
+        seq = self._next_seq
+        self._next_seq += 1
+        return seq
+
+    def _tier(self, prev_size: int) -> HashTier[K, V] | None:
+        newest = self._registry.newest_snapshot()
+        if newest is None:
+            return None
+        tier: HashTier[K, V] | None = newest.get_delta(self)
+        if tier is None:
+            # The first change since the newest snapshot: remember the size it saw.
+            tier = HashTier(prev_size)
+            newest.set_delta(self, tier)
+        return tier
+
+    def _note_growth(self, prev_size: int) -> None:
+        self._tier(prev_size)
+
+    def _stash(self, prev: Element[K, V], prev_size: int) -> None:
+        newest = self._registry.newest_snapshot()
+        if newest is None or prev.start_epoch > newest.epoch:
+            return  # not part of any snapshot: nothing to preserve
+        tier = self._tier(prev_size)
+        assert tier is not None
+        if tier.stash is None:
+            tier.stash = {}
+        tier.stash[prev.key] = prev
