@@ -27,6 +27,10 @@ LOGGERS = {
     "loader": "kafka.coordinator.group.CoordinatorLoaderImpl",
     "partition": "kafka.cluster.Partition",
     "state_change": "state.change.logger",
+    "group_manager": "org.apache.kafka.coordinator.group.GroupMetadataManager",
+    "offset_manager": "org.apache.kafka.coordinator.group.OffsetMetadataManager",
+    "group_shard": "org.apache.kafka.coordinator.group.GroupCoordinatorShard",
+    "classic_group": "org.apache.kafka.coordinator.group.classic.ClassicGroup",
 }
 
 # LogContext prefixes, by the kind of object that logs.
@@ -204,8 +208,85 @@ _ENTRIES = [
        "previous leader epoch was {previous_epoch}."),
 ]
 
+
+# The group coordinator shard (GroupMetadataManager and friends), classic groups (spec §3).
+_GROUP_ENTRIES = [
+    _t("G-DYN-JOIN-REQ", "member_id_required", "group_manager", "INFO", "context",
+       "Dynamic member with unknown member id joins group {group} in {state} state. Created a new "
+       "member id {member} and requesting the member to rejoin with this id."),
+    _t("G-DYN-JOIN-ADD", "dynamic_member_added", "group_manager", "INFO", "context",
+       "Dynamic member with unknown member id joins group {group} in state {state}. Created a "
+       "new member id {member} and added the member to the group."),
+    _t("G-PEND-JOIN", "pending_member_joined", "group_manager", "INFO", "context",
+       "Pending dynamic member with id {member} joins group {group} in {state} state. Adding to "
+       "the group now."),
+    _t("G-STATIC-REPLACE", "static_member_replaced", "group_manager", "INFO", "context",
+       "Static member with groupInstanceId={instance} and unknown member id joins group {group} "
+       "in {state} state. Replacing previously mapped member {old_member} with this "
+       "groupInstanceId."),
+    _t("G-STATIC-NEW", "static_member_added", "group_manager", "INFO", "context",
+       "Static member with groupInstanceId={instance} and unknown member id joins group {group} "
+       "in {state} state. Created a new member id {member} for this member and added to the "
+       "group."),
+    _t("G-STATIC-NO-REBALANCE", "static_member_rejoined", "group_manager", "INFO", "context",
+       "Static member which joins during Stable stage and doesn't affect the selected protocol "
+       "will not trigger a rebalance."),
+    _t("G-STATIC-FENCED", "static_member_fenced", "classic_group", "INFO", "context",
+       "Request memberId={member} for static member with groupInstanceId={instance} is fenced by "
+       "existing memberId={existing} during operation {operation}"),
+    _t("G-REBAL", "rebalance_started", "group_manager", "INFO", "context",
+       "Preparing to rebalance group {group} in state {state} with old generation {generation} "
+       "(reason: {reason})."),
+    _t("G-REMOVED-NOT-JOINED", "members_not_rejoined_removed", "group_manager", "INFO",
+       "context", "Group {group} removed dynamic members who haven't joined: {members}"),
+    _t("G-NO-REJOIN", "rebalance_stuck", "group_manager", "ERROR", "context",
+       "Group {group} could not complete rebalance because no members rejoined."),
+    _t("G-LEADER-REELECTED", "leader_reelected", "classic_group", "INFO", "context",
+       "Group leader [memberId: {old_leader}, groupInstanceId: {instance}] failed to join before "
+       "the rebalance timeout. Member {member} was elected as the new leader."),
+    _t("G-STAB", "group_stabilized", "group_manager", "INFO", "context",
+       "Stabilized group {group} generation {generation} with {members} members."),
+    _t("G-EMPTY", "group_empty", "group_manager", "INFO", "context",
+       "Group {group} with generation {generation} is now empty."),
+    _t("G-ASSIGN", "assignment_received", "group_manager", "INFO", "context",
+       "Assignment received from leader {member} for group {group} for generation "
+       "{generation}. The group has {members} members, {static} of which are static."),
+    _t("G-EMPTY-ASSIGN", "empty_assignment_set", "group_manager", "WARN", "context",
+       "Setting empty assignments for members {members} of {group} for generation "
+       "{generation}."),
+    _t("G-SYNC-EXPIRED", "sync_expired_members_removed", "group_manager", "DEBUG", "context",
+       "Group {group} removed members who haven't sent their sync requests: {members}"),
+    _t("G-FAIL", "member_session_expired", "group_manager", "INFO", "context",
+       "Member {member} in group {group} has failed, removing it from the group."),
+    _t("G-PEND-EXP", "pending_member_expired", "group_manager", "INFO", "context",
+       "Pending member {member} in group {group} has been removed after session timeout "
+       "expiration."),
+    _t("G-LEAVE", "member_left", "group_manager", "INFO", "context",
+       "[Group {group}] Member {member} has left group through explicit `LeaveGroup` request; "
+       "client reason: {reason}"),
+    _t("G-LEAVE-PENDING", "pending_member_left", "group_manager", "INFO", "context",
+       "[Group {group}] Pending member {member} has left group through explicit `LeaveGroup` "
+       "request; client reason: {reason}"),
+    _t("G-EMPTY-META-FAIL", "empty_metadata_write_failed", "group_manager", "WARN", "context",
+       "Failed to write empty metadata for group {group}: {error}"),
+    _t("G-LOADED", "group_loaded", "group_manager", "INFO", "context",
+       "Loaded classic group {group} with {members} members."),
+    _t("G-UNLOADING", "group_unloaded", "group_manager", "INFO", "context",
+       "[GroupId={group}] Unloading group metadata for generation {generation}."),
+    _t("O-SIMPLE-GROUP", "simple_group_created", "offset_manager", "INFO", "context",
+       "[GroupId {group}] Creating a simple consumer group via manual offset commit."),
+    _t("O-COMMIT", "offset_committed", "offset_manager", "DEBUG", "context",
+       "[GroupId {group}] Committing offsets {offset} for partition {topic}-{partition} from "
+       "member {member} with leader epoch {leader_epoch}."),
+    _t("O-EXPIRED", "offset_expired", "offset_manager", "DEBUG", "context",
+       "[GroupId {group}] Expired offset for partition={topic}-{partition}"),
+    _t("C-CLEANUP", "group_metadata_cleanup", "group_shard", "INFO", "context",
+       "Generated {records} tombstone records while cleaning up group metadata in {ms} "
+       "milliseconds."),
+]
+
 TEMPLATES: dict[str, LogTemplate] = {}
-for _entry in _ENTRIES:
+for _entry in _ENTRIES + _GROUP_ENTRIES:
     if _entry.id in TEMPLATES:
         raise ValueError(f"duplicate log template id {_entry.id}")
     TEMPLATES[_entry.id] = _entry

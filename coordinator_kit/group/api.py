@@ -1,0 +1,181 @@
+"""Group coordinator requests and responses (the fields of Kafka's JSON message schemas).
+
+Plain frozen dataclasses: the kit passes them between consumers and brokers on virtual time
+instead of encoding them on a socket. Field names follow Kafka's (`generation_id`,
+`group_instance_id`, `skip_assignment`...), errors are `Errors` members.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..errors import Errors
+from .classic import Protocol
+
+__all__ = ["JoinGroupRequest", "JoinGroupResponse", "JoinGroupResponseMember",
+           "SyncGroupRequest", "SyncGroupResponse", "HeartbeatRequest", "HeartbeatResponse",
+           "LeaveGroupRequest", "LeaveGroupResponse", "MemberIdentity", "MemberResponse",
+           "OffsetCommitRequest", "OffsetCommitResponse", "OffsetFetchRequest",
+           "OffsetFetchResponse", "PartitionData", "OffsetFetchPartition", "RequestContext",
+           "FindCoordinatorResponse", "JOIN_GROUP_VERSION"]
+
+# The JoinGroup version the kit's consumers speak: v4+ needs a known member id
+# (MEMBER_ID_REQUIRED round trip), v9 supports skipping the assignment for a static leader.
+JOIN_GROUP_VERSION = 9
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """Who sent a request: Kafka's `RequestContext` fields the coordinator uses."""
+
+    client_id: str
+    client_host: str = "/127.0.0.1"
+    api_version: int = JOIN_GROUP_VERSION
+
+
+@dataclass(frozen=True)
+class JoinGroupRequest:
+    group_id: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    member_id: str
+    protocol_type: str
+    protocols: tuple[Protocol, ...]
+    group_instance_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class JoinGroupResponseMember:
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class JoinGroupResponse:
+    error: Errors = Errors.NONE
+    generation_id: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    skip_assignment: bool = False
+    member_id: str = ""
+    members: tuple[JoinGroupResponseMember, ...] = ()
+
+
+@dataclass(frozen=True)
+class SyncGroupRequest:
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None = None
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignments: Mapping[str, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SyncGroupResponse:
+    error: Errors = Errors.NONE
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+
+@dataclass(frozen=True)
+class HeartbeatRequest:
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True)
+class HeartbeatResponse:
+    error: Errors = Errors.NONE
+
+
+@dataclass(frozen=True)
+class MemberIdentity:
+    member_id: str
+    group_instance_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class MemberResponse:
+    member_id: str
+    group_instance_id: str | None = None
+    error: Errors = Errors.NONE
+
+
+@dataclass(frozen=True)
+class LeaveGroupRequest:
+    group_id: str
+    members: tuple[MemberIdentity, ...]
+
+
+@dataclass(frozen=True)
+class LeaveGroupResponse:
+    error: Errors = Errors.NONE
+    members: tuple[MemberResponse, ...] = ()
+
+
+@dataclass(frozen=True)
+class PartitionData:
+    """One partition of an OffsetCommit request."""
+
+    offset: int
+    leader_epoch: int = -1
+    metadata: str | None = ""
+
+
+@dataclass(frozen=True)
+class OffsetCommitRequest:
+    group_id: str
+    generation_id_or_member_epoch: int
+    member_id: str
+    offsets: Mapping[tuple[str, int], PartitionData]
+    group_instance_id: str | None = None
+    retention_time_ms: int = -1
+    version: int = 8
+
+
+@dataclass(frozen=True)
+class OffsetCommitResponse:
+    errors: Mapping[tuple[str, int], Errors]
+    error: Errors = Errors.NONE  # set when the whole request failed
+
+    def all_ok(self) -> bool:
+        return self.error is Errors.NONE and all(e is Errors.NONE for e in self.errors.values())
+
+
+@dataclass(frozen=True)
+class OffsetFetchRequest:
+    group_id: str
+    partitions: tuple[tuple[str, int], ...] | None = None  # None = every committed offset
+    require_stable: bool = False
+
+
+@dataclass(frozen=True)
+class OffsetFetchPartition:
+    offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+    error: Errors = Errors.NONE
+
+
+@dataclass(frozen=True)
+class OffsetFetchResponse:
+    offsets: Mapping[tuple[str, int], OffsetFetchPartition]
+    error: Errors = Errors.NONE
+
+
+@dataclass(frozen=True)
+class FindCoordinatorResponse:
+    error: Errors = Errors.NONE
+    node_id: int = -1
+    host: str = ""
+    port: int = -1

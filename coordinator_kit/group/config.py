@@ -1,0 +1,78 @@
+"""Broker-side group coordinator settings, by Kafka's keys and with Kafka's defaults (spec §3.1).
+
+`GroupCoordinatorConfig.from_properties({"group.initial.rebalance.delay.ms": 0, ...})` takes the
+keys a learner would put in `server.properties`; an unknown key or an out-of-range value is
+refused by name, as the broker's config validation does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["GroupCoordinatorConfig", "NEW_MEMBER_JOIN_TIMEOUT_MS"]
+
+# Not a config in Kafka: how long a member that joined may take to complete its first join.
+NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+
+# Kafka key -> (attribute, minimum)
+_KEYS: dict[str, tuple[str, int]] = {
+    "group.min.session.timeout.ms": ("group_min_session_timeout_ms", 0),
+    "group.max.session.timeout.ms": ("group_max_session_timeout_ms", 0),
+    "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", 0),
+    "group.max.size": ("group_max_size", 1),
+    "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", 1),
+    "offsets.retention.minutes": ("offsets_retention_minutes", 1),
+    "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", 1),
+    "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 0),
+    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", 1),
+    "offsets.topic.replication.factor": ("offsets_topic_replication_factor", 1),
+    "group.coordinator.append.linger.ms": ("append_linger_ms", 0),
+    "group.coordinator.threads": ("threads", 1),
+}
+
+
+@dataclass(frozen=True)
+class GroupCoordinatorConfig:
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1_800_000
+    group_initial_rebalance_delay_ms: int = 3000
+    group_max_size: int = 2**31 - 1
+    offsets_commit_timeout_ms: int = 5000
+    offsets_retention_minutes: int = 10080
+    offsets_retention_check_interval_ms: int = 600_000
+    offset_metadata_max_bytes: int = 4096
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 3
+    append_linger_ms: int = 10
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        for key, (attr, low) in _KEYS.items():
+            value = getattr(self, attr)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"Invalid value {value!r} for configuration {key}: Value must be "
+                                 f"at least {low}")
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
+            raise ValueError(
+                f"group.min.session.timeout.ms ({self.group_min_session_timeout_ms}) must not be "
+                f"above group.max.session.timeout.ms ({self.group_max_session_timeout_ms})")
+
+    @property
+    def offsets_retention_ms(self) -> int:
+        return self.offsets_retention_minutes * 60_000
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, Any]) -> GroupCoordinatorConfig:
+        kwargs = {}
+        for key, value in props.items():
+            if key not in _KEYS:
+                raise ValueError(f"unknown group coordinator config {key!r}; known keys: "
+                                 f"{', '.join(sorted(_KEYS))}")
+            kwargs[_KEYS[key][0]] = value
+        return cls(**kwargs)
+
+    def to_properties(self) -> dict[str, int]:
+        by_attr = {attr: key for key, (attr, _) in _KEYS.items()}
+        return {by_attr[f.name]: getattr(self, f.name) for f in fields(self)}

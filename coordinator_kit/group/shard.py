@@ -1,0 +1,148 @@
+"""The group coordinator shard: one `__consumer_offsets` partition's groups and offsets.
+
+Kafka's `GroupCoordinatorShard` routes each request to `GroupMetadataManager` (groups) or
+`OffsetMetadataManager` (offsets), replays records into both, and runs the periodic clean-up
+of expired offsets and empty groups (timer `expire-group-metadata`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Any
+
+from ..runtime.future import CoordinatorFuture
+from ..runtime.metadata import MetadataDelta, MetadataImage
+from ..runtime.records import CoordinatorRecord
+from ..runtime.shard import CoordinatorResult, CoordinatorShard, CoordinatorShardBuilder
+from ..trace import LogContext
+from . import records as rec
+from .api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+                  LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest,
+                  OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, RequestContext,
+                  SyncGroupRequest, SyncGroupResponse)
+from .classic import ClassicGroupState
+from .config import GroupCoordinatorConfig
+from .manager import GroupMetadataManager
+from .offsets import OffsetMetadataManager
+
+__all__ = ["GroupCoordinatorShard", "GroupCoordinatorShardBuilder", "group_shard_supplier",
+           "EXPIRE_GROUP_METADATA_KEY"]
+
+EXPIRE_GROUP_METADATA_KEY = "expire-group-metadata"
+
+
+class GroupCoordinatorShard(CoordinatorShard):
+    def __init__(self, log: LogContext, groups: GroupMetadataManager,
+                 offsets: OffsetMetadataManager, timer: Any, config: GroupCoordinatorConfig
+                 ) -> None:
+        self.log = log
+        self.groups = groups
+        self.offsets = offsets
+        self.timer = timer
+        self.config = config
+
+    # -- handlers (each runs inside one write or read event of the runtime) ---------------------
+
+    def classic_group_join(self, ctx: RequestContext, request: JoinGroupRequest,
+                           response: CoordinatorFuture[JoinGroupResponse]) -> CoordinatorResult:
+        return self.groups.classic_group_join(ctx, request, response)
+
+    def classic_group_sync(self, ctx: RequestContext, request: SyncGroupRequest,
+                           response: CoordinatorFuture[SyncGroupResponse]) -> CoordinatorResult:
+        return self.groups.classic_group_sync(ctx, request, response)
+
+    def classic_group_heartbeat(self, ctx: RequestContext, request: HeartbeatRequest
+                                ) -> CoordinatorResult[HeartbeatResponse]:
+        return self.groups.classic_group_heartbeat(ctx, request)
+
+    def classic_group_leave(self, ctx: RequestContext, request: LeaveGroupRequest
+                            ) -> CoordinatorResult[LeaveGroupResponse]:
+        return self.groups.classic_group_leave(ctx, request)
+
+    def commit_offset(self, ctx: RequestContext, request: OffsetCommitRequest
+                      ) -> CoordinatorResult[OffsetCommitResponse]:
+        return self.offsets.commit_offset(ctx, request)
+
+    def fetch_offsets(self, request: OffsetFetchRequest,
+                      committed_offset: int | None) -> OffsetFetchResponse:
+        return self.offsets.fetch_offsets(request, committed_offset)
+
+    def describe_group(self, group_id: str, committed_offset: int | None) -> dict[str, Any]:
+        group = self.groups.group(group_id, committed_offset)
+        if group is None:
+            return {"group_id": group_id, "state": "Dead", "generation": -1, "members": []}
+        return group.describe()
+
+    def list_groups(self, committed_offset: int | None) -> list[tuple[str, str]]:
+        return [(gid, g.state.value) for gid, g in
+                sorted(self.groups.groups.items(epoch=committed_offset))]
+
+    def cleanup_group_metadata(self) -> CoordinatorResult[None]:
+        """Expire offsets and delete empty groups without offsets (spec §3.12); re-arms itself."""
+        records: list[CoordinatorRecord] = []
+        for group_id in sorted(set(self.groups.groups.keys()) | set(self.offsets.offsets.keys())):
+            if self.offsets.cleanup_expired_offsets(group_id, records):
+                group = self.groups.groups.get(group_id)
+                if group is not None and group.state is ClassicGroupState.EMPTY:
+                    records.append(rec.new_group_metadata_tombstone(group_id))
+        self.log.log("C-CLEANUP", records=len(records), ms=0)
+        self._schedule_cleanup()
+        return CoordinatorResult(records, None, is_atomic=False)
+
+    def _schedule_cleanup(self) -> None:
+        interval = self.config.offsets_retention_check_interval_ms
+        self.timer.schedule(EXPIRE_GROUP_METADATA_KEY, interval, True, self.cleanup_group_metadata,
+                            retry_backoff_ms=interval)
+
+    # -- CoordinatorShard ----------------------------------------------------------------------
+
+    def replay(self, offset: int, producer_id: int, producer_epoch: int,
+               record: CoordinatorRecord) -> None:
+        if record.record_type in (0, rec.OFFSET_COMMIT_RECORD_TYPE):
+            self.offsets.replay(offset, record)
+        elif record.record_type == rec.GROUP_METADATA_RECORD_TYPE:
+            self.groups.replay_group_metadata(record.key["group"],
+                                              None if record.value is None else dict(record.value))
+        else:
+            raise RuntimeError(f"Unknown record type {record.record_type} in the group "
+                               f"coordinator shard")
+
+    def on_loaded(self, image: MetadataImage) -> None:
+        self.groups.on_loaded(image)
+        self._schedule_cleanup()
+
+    def on_unloaded(self) -> None:
+        self.timer.cancel(EXPIRE_GROUP_METADATA_KEY)
+        self.groups.on_unloaded()
+
+    def on_new_metadata_image(self, image: MetadataImage, delta: MetadataDelta) -> None:
+        self.groups.image = image
+
+
+class GroupCoordinatorShardBuilder(CoordinatorShardBuilder[GroupCoordinatorShard]):
+    def __init__(self, config: GroupCoordinatorConfig, rng: random.Random) -> None:
+        super().__init__()
+        self.config = config
+        self.rng = rng
+
+    def build(self) -> GroupCoordinatorShard:
+        self._require()
+        assert self.log is not None and self.snapshot_registry is not None
+        assert self.timer is not None and self.time is not None
+        groups = GroupMetadataManager(self.log, self.snapshot_registry, self.timer, self.time,
+                                      self.config, self.rng)
+        offsets = OffsetMetadataManager(self.log, self.snapshot_registry, groups, self.config,
+                                        self.time)
+        return GroupCoordinatorShard(self.log, groups, offsets, self.timer, self.config)
+
+
+def group_shard_supplier(config: GroupCoordinatorConfig, seed: int, broker_id: int):
+    """A supplier whose every shard gets its own seeded generator (member ids stay unique
+    across reloads, and the same scenario gives the same ids)."""
+    loads = itertools.count()
+
+    def supplier() -> GroupCoordinatorShardBuilder:
+        return GroupCoordinatorShardBuilder(
+            config, random.Random(f"{seed}/{broker_id}/{next(loads)}"))
+    return supplier
