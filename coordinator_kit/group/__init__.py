@@ -1,0 +1,15 @@
+"""Kafka's group coordinator (spec §3-§4): its records in `__consumer_offsets` and the consumer
+protocol bytes it stores, plus the classic-group machinery in the submodules."""
+
+from .protocol import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from .records import (GROUP_METADATA_RECORD_TYPE, OFFSET_COMMIT_RECORD_TYPE, RECORD_TYPE_NAMES,
+                      GroupCoordinatorRecordSerde, new_empty_group_metadata_record,
+                      new_group_metadata_record, new_group_metadata_tombstone,
+                      new_offset_commit_record, new_offset_commit_tombstone)
+
+__all__ = [
+    "ConsumerProtocolAssignment", "ConsumerProtocolSubscription", "GROUP_METADATA_RECORD_TYPE",
+    "GroupCoordinatorRecordSerde", "OFFSET_COMMIT_RECORD_TYPE", "RECORD_TYPE_NAMES",
+    "new_empty_group_metadata_record", "new_group_metadata_record",
+    "new_group_metadata_tombstone", "new_offset_commit_record", "new_offset_commit_tombstone",
+]
