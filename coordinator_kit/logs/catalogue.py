@@ -31,6 +31,9 @@ LOGGERS = {
     "offset_manager": "org.apache.kafka.coordinator.group.OffsetMetadataManager",
     "group_shard": "org.apache.kafka.coordinator.group.GroupCoordinatorShard",
     "classic_group": "org.apache.kafka.coordinator.group.classic.ClassicGroup",
+    "consumer_coordinator": "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator",
+    "listener_invoker":
+        "org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker",
 }
 
 # LogContext prefixes, by the kind of object that logs.
@@ -41,6 +44,7 @@ PREFIXES = {
     "processor_thread": "[{thread}]: ",
     "partition": "[Partition {tp} broker={broker}] ",
     "broker": "[Broker id={broker}] ",
+    "consumer": "[Consumer clientId={client}, groupId={group}] ",
     "none": "",
 }
 
@@ -285,8 +289,86 @@ _GROUP_ENTRIES = [
        "milliseconds."),
 ]
 
+# The Java consumer's classic-protocol coordinator (AbstractCoordinator / ConsumerCoordinator,
+# 3.x-4.0 wording; the logger is ConsumerCoordinator because Kafka uses getClass()).
+def _j(id: str, event: str, level: str, text: str, logger: str = "consumer_coordinator"
+       ) -> LogTemplate:
+    return LogTemplate(id, event, LOGGERS[logger], level, PREFIXES["consumer"], text, "client")
+
+
+_CLIENT_ENTRIES = [
+    _j("J-DISCOVER", "coordinator_discovered", "INFO", "Discovered group coordinator {node}"),
+    _j("J-COORD-LOST", "coordinator_lost", "INFO",
+       "Group coordinator {node} is unavailable or invalid due to cause: {cause}. "
+       "isDisconnected: {disconnected}. Rediscovery will be attempted."),
+    _j("J-REJOIN", "join_sent", "INFO", "(Re-)joining group"),
+    _j("J-REQ-JOIN", "rejoin_requested", "INFO", "Request joining group due to: {reason}"),
+    _j("J-JOINED", "joined", "INFO", "Successfully joined group with generation {generation}"),
+    _j("J-JOIN-LOADING", "join_failed_loading", "INFO",
+       "JoinGroup failed: Coordinator {node} is loading the group."),
+    _j("J-JOIN-REJOIN", "join_failed_rejoin", "INFO",
+       "JoinGroup failed: {message} Need to re-join the group. Sent generation was {generation}"),
+    _j("J-JOIN-COORD", "join_failed_coordinator", "INFO",
+       "JoinGroup failed: {message} Marking coordinator unknown. Sent generation was "
+       "{generation}"),
+    _j("J-JOIN-REBAL", "join_failed_rebalancing", "INFO",
+       "JoinGroup failed due to non-fatal error: REBALANCE_IN_PROGRESS, which could indicate a "
+       "replication timeout on the broker. Will retry."),
+    _j("J-JOIN-FENCED", "join_failed_fenced", "ERROR",
+       "JoinGroup failed: The group instance id {instance} has been fenced by another instance. "
+       "Sent generation was {generation}"),
+    _j("J-JOIN-FATAL", "join_failed_fatal", "ERROR",
+       "JoinGroup failed due to fatal error: {message}"),
+    _j("J-FINISHED", "assignment_computed", "INFO",
+       "Finished assignment for group at generation {generation}: {assignments}"),
+    _j("J-SYNCED", "synced", "INFO", "Successfully synced group in generation {generation}"),
+    _j("J-SYNC-REBAL", "sync_failed_rebalancing", "INFO",
+       "SyncGroup failed: The group began another rebalance. Need to re-join the group. Sent "
+       "generation was {generation}"),
+    _j("J-SYNC-REJOIN", "sync_failed_rejoin", "INFO",
+       "SyncGroup failed: {message} Need to re-join the group. Sent generation was {generation}"),
+    _j("J-SYNC-COORD", "sync_failed_coordinator", "INFO",
+       "SyncGroup failed: {message} Marking coordinator unknown. Sent generation was "
+       "{generation}"),
+    _j("J-SYNC-FENCED", "sync_failed_fenced", "ERROR",
+       "SyncGroup failed: The group instance id {instance} has been fenced by another instance. "
+       "Sent generation was {generation}"),
+    _j("J-NOTIFY", "assignment_received", "INFO",
+       "Notifying assignor about the new Assignment(partitions=[{partitions}])"),
+    _j("J-ASSIGNED", "partitions_assigned", "INFO",
+       "Adding newly assigned partitions: {partitions}", "listener_invoker"),
+    _j("J-REVOKE", "partitions_revoked", "INFO",
+       "Revoke previously assigned partitions {partitions}", "listener_invoker"),
+    _j("J-LOST", "partitions_lost", "INFO",
+       "Lost previously assigned partitions {partitions}", "listener_invoker"),
+    _j("J-GIVE-AWAY", "partitions_given_away", "INFO",
+       "Giving away all assigned partitions as lost since generation/memberID has been reset,"
+       "indicating that consumer is in old state or no longer part of the group"),
+    _j("J-RESET", "generation_reset", "INFO", "Resetting generation {member_id}due to: {reason}"),
+    _j("J-LEAVE", "leave_sent", "INFO",
+       "Member {member} sending LeaveGroup request to coordinator {node} due to {reason}"),
+    _j("J-HB-COORD", "heartbeat_failed_coordinator", "INFO",
+       "Attempt to heartbeat failed since coordinator {node} is either not started or not valid"),
+    _j("J-HB-RESET", "heartbeat_failed_reset", "INFO",
+       "Attempt to heartbeat with {generation} and group instance id {instance} failed due to "
+       "{error}, resetting generation"),
+    _j("J-HB-STALE", "heartbeat_failed_stale", "INFO",
+       "Attempt to heartbeat with stale {generation} and group instance id {instance} failed "
+       "due to {error}, ignoring the error"),
+    _j("J-POLL-TIMEOUT", "poll_timeout", "WARN",
+       "consumer poll timeout has expired. This means the time between subsequent calls to "
+       "poll() was longer than the configured max.poll.interval.ms, which typically implies "
+       "that the poll loop is spending too much time processing messages. You can address this "
+       "either by increasing max.poll.interval.ms or by reducing the maximum size of batches "
+       "returned in poll() with max.poll.records."),
+    _j("J-COMMIT-FAIL", "offset_commit_failed", "WARN",
+       "Asynchronous auto-commit of offsets {offsets} failed: {message}"),
+    _j("J-COMMIT-PART-FAIL", "offset_commit_partition_failed", "ERROR",
+       "Offset commit failed on partition {tp} at offset {offset}: {message}"),
+]
+
 TEMPLATES: dict[str, LogTemplate] = {}
-for _entry in _ENTRIES + _GROUP_ENTRIES:
+for _entry in _ENTRIES + _GROUP_ENTRIES + _CLIENT_ENTRIES:
     if _entry.id in TEMPLATES:
         raise ValueError(f"duplicate log template id {_entry.id}")
     TEMPLATES[_entry.id] = _entry

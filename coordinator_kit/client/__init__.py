@@ -1,0 +1,8 @@
+"""The consumer side of the classic group protocol (client-coordinator.md)."""
+
+from .config import ConsumerConfig
+from .consumer import Consumer, ListenerCall
+from .member import MEMBER_STATES, NO_GENERATION, Generation, MemberState
+
+__all__ = ["ConsumerConfig", "Consumer", "ListenerCall", "MEMBER_STATES", "NO_GENERATION",
+           "Generation", "MemberState"]

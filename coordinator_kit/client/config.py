@@ -1,0 +1,92 @@
+"""Consumer settings by the Java client's keys and defaults (client-coordinator.md §7.1).
+
+Refused by name, like `ConsumerConfig`: an unknown key, a heartbeat interval that is not below
+the session timeout, an unknown assignor, or assignors with no common rebalance protocol.
+The broker's own check (session timeout within group.min/max.session.timeout.ms ->
+INVALID_SESSION_TIMEOUT) happens when the consumer joins, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..assignors import get_assignor, select_protocol
+
+__all__ = ["ConsumerConfig"]
+
+_KEYS = {
+    "group.id": "group_id",
+    "client.id": "client_id",
+    "group.instance.id": "group_instance_id",
+    "session.timeout.ms": "session_timeout_ms",
+    "heartbeat.interval.ms": "heartbeat_interval_ms",
+    "max.poll.interval.ms": "max_poll_interval_ms",
+    "max.poll.records": "max_poll_records",
+    "retry.backoff.ms": "retry_backoff_ms",
+    "request.timeout.ms": "request_timeout_ms",
+    "enable.auto.commit": "enable_auto_commit",
+    "auto.commit.interval.ms": "auto_commit_interval_ms",
+    "auto.offset.reset": "auto_offset_reset",
+    "partition.assignment.strategy": "partition_assignment_strategy",
+}
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    group_id: str
+    client_id: str = "consumer"
+    group_instance_id: str | None = None
+    session_timeout_ms: int = 45000
+    heartbeat_interval_ms: int = 3000
+    max_poll_interval_ms: int = 300000
+    max_poll_records: int = 500
+    retry_backoff_ms: int = 100
+    request_timeout_ms: int = 30000
+    enable_auto_commit: bool = True
+    auto_commit_interval_ms: int = 5000
+    auto_offset_reset: str = "latest"
+    partition_assignment_strategy: Sequence[str] = field(
+        default_factory=lambda: ("range", "cooperative-sticky"))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "partition_assignment_strategy",
+                           tuple(self.partition_assignment_strategy))
+        if not self.group_id:
+            raise ValueError("group.id must be set for a consumer in a group")
+        for key in ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms",
+                    "max.poll.records", "request.timeout.ms", "auto.commit.interval.ms"):
+            value = getattr(self, _KEYS[key])
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"Invalid value {value!r} for configuration {key}: Value must "
+                                 f"be at least 1")
+        if self.retry_backoff_ms < 0:
+            raise ValueError(f"Invalid value {self.retry_backoff_ms} for configuration "
+                             f"retry.backoff.ms: Value must be at least 0")
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError(f"heartbeat.interval.ms ({self.heartbeat_interval_ms}) must be "
+                             f"lower than session.timeout.ms ({self.session_timeout_ms})")
+        if self.auto_offset_reset not in ("latest", "earliest", "none"):
+            raise ValueError(f"Invalid value {self.auto_offset_reset!r} for configuration "
+                             f"auto.offset.reset: String must be one of: latest, earliest, none")
+        if not self.partition_assignment_strategy:
+            raise ValueError("partition.assignment.strategy needs at least one assignor")
+        for name in self.partition_assignment_strategy:
+            get_assignor(name)  # refuses an unknown name, listing the known ones
+        select_protocol(self.assignors())
+
+    def assignors(self) -> list[Any]:
+        return [get_assignor(n) for n in self.partition_assignment_strategy]
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, Any]) -> ConsumerConfig:
+        kwargs = {}
+        for key, value in props.items():
+            if key not in _KEYS:
+                raise ValueError(f"unknown consumer config {key!r}; known keys: "
+                                 f"{', '.join(sorted(_KEYS))}")
+            kwargs[_KEYS[key]] = value
+        if "group_id" not in kwargs:
+            raise ValueError("group.id must be set for a consumer in a group")
+        return cls(**kwargs)

@@ -1,0 +1,733 @@
+"""A classic-protocol consumer on virtual time (the Java client's `ConsumerCoordinator`).
+
+What runs, and where it runs in the Java client:
+
+* the application's poll loop (`poll()` every `processing_ms`): finds the coordinator, joins the
+  group when a rejoin is needed, auto-commits, consumes from its partitions;
+* the heartbeat thread: heartbeats every `heartbeat.interval.ms` while COMPLETING_REBALANCE or
+  STABLE, notices the coordinator's silence (client-side session timer) and the application's
+  (`max.poll.interval.ms`: it then leaves the group);
+* responses are handled as the Java client handles each error: rejoin, reset the generation,
+  rediscover the coordinator, or give up (fatal).
+
+Every step is a trace event with the Java client's log line (prefix
+`[Consumer clientId=..., groupId=...]`). Faults: crash, GC pause, dropped heartbeats, slow poll,
+cut off from the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..assignors import RebalanceProtocol, Subscription, select_protocol
+from ..errors import Errors
+from ..group.api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
+                         JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
+                         MemberIdentity, OffsetCommitRequest, OffsetCommitResponse,
+                         OffsetFetchRequest, OffsetFetchResponse, PartitionData, RequestContext,
+                         SyncGroupRequest, SyncGroupResponse)
+from ..group.classic import CONSUMER_PROTOCOL_TYPE, Protocol
+from ..group.protocol import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from ..topic import TopicPartition
+from ..trace import LogContext
+from .config import ConsumerConfig
+from .member import MEMBER_STATES, NO_GENERATION, Generation, MemberState
+
+if TYPE_CHECKING:
+    from ..cluster import Cluster
+
+__all__ = ["Consumer", "ListenerCall"]
+
+_FATAL_JOIN = (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT,
+               Errors.INVALID_GROUP_ID, Errors.GROUP_AUTHORIZATION_FAILED,
+               Errors.GROUP_MAX_SIZE_REACHED)
+
+
+@dataclass(frozen=True)
+class ListenerCall:
+    """One rebalance-listener callback, as the application saw it."""
+
+    ts: int
+    callback: str  # onPartitionsRevoked / onPartitionsAssigned / onPartitionsLost
+    partitions: tuple[TopicPartition, ...]
+    generation: int
+
+
+def _join_tps(tps: Any) -> str:
+    return ", ".join(str(tp) for tp in sorted(tps))
+
+
+@dataclass
+class _Inflight:
+    find: bool = False
+    join: bool = False
+    sync: bool = False
+    heartbeat: bool = False
+    commit: bool = False
+    fetch: bool = False
+
+
+class Consumer:
+    def __init__(self, cluster: Cluster, config: ConsumerConfig, topics: tuple[str, ...], *,
+                 processing_ms: int = 100) -> None:
+        if not topics:
+            raise ValueError(f"consumer {config.client_id} must subscribe to at least one topic")
+        unknown = [t for t in topics if t not in cluster.topics]
+        if unknown:
+            raise ValueError(f"unknown topic(s) {unknown}; the cluster has "
+                             f"{sorted(cluster.topics)}")
+        if processing_ms < 0:
+            raise ValueError(f"processing_ms must be >= 0, got {processing_ms}")
+        self.cluster = cluster
+        self.config = config
+        self.topics = tuple(topics)
+        self.processing_ms = processing_ms
+        self.scheduler = cluster.scheduler
+        self.name = config.client_id
+        self.log = LogContext(cluster.trace, f"client-{config.client_id}",
+                              f"[Consumer clientId={config.client_id}, groupId={config.group_id}] ")
+        self.assignors = config.assignors()
+        self.protocol = select_protocol(self.assignors)
+        # membership
+        self.state = MemberState.UNJOINED
+        self.generation = NO_GENERATION
+        self.coordinator: int | None = None
+        self.rejoin_needed = True
+        self.rejoin_reason = ""
+        self.needs_join_prepare = True
+        self.owned: set[TopicPartition] = set()
+        self.listener_calls: list[ListenerCall] = []
+        self.fatal: Errors | None = None
+        # consumption
+        self.positions: dict[TopicPartition, int] = {}
+        self.committed: dict[TopicPartition, int] = {}
+        self.consumed = 0
+        # timers (virtual ms)
+        self.last_poll = 0
+        self.last_heartbeat_sent = 0
+        self.last_heartbeat_received = 0
+        self.next_auto_commit = 0
+        self.inflight = _Inflight()
+        self.running = False
+        self.crashed = False
+        self.paused_until = 0
+        self.drop_heartbeats = False
+        self._hb_handle: Any = None
+        self._poll_handle: Any = None
+        self._state_listeners: list[Callable[[Consumer, MemberState, MemberState], None]] = []
+
+    # -- identity and views --------------------------------------------------------------------
+
+    @property
+    def member_id(self) -> str:
+        return self.generation.member_id
+
+    @property
+    def context(self) -> RequestContext:
+        return RequestContext(self.config.client_id, f"/10.0.0.{self.cluster.client_index(self)}")
+
+    def node(self) -> str:
+        b = self.coordinator
+        if b is None:
+            return "null"
+        return f"{self.cluster.broker_host(b)} (id: {2147483647 - b} rack: null)"
+
+    def describe(self) -> dict[str, Any]:
+        return {"client": self.name, "state": self.state.name,
+                "generation": self.generation.generation_id, "member_id": self.member_id,
+                "coordinator": self.coordinator, "assignment": sorted(str(t) for t in self.owned),
+                "last_heartbeat_ms": self.last_heartbeat_received,
+                "alive": self.running and not self.crashed,
+                "paused": self.scheduler.now < self.paused_until}
+
+    def on_state_change(self, callback: Callable[[Consumer, MemberState, MemberState], None]
+                        ) -> None:
+        self._state_listeners.append(callback)
+
+    def _transition(self, new: MemberState) -> None:
+        if new is self.state and new is not MemberState.PREPARING_REBALANCE:
+            return
+        MEMBER_STATES.check(self.state, new)
+        old, self.state = self.state, new
+        self.log.event("member_state", level="INFO", client=self.name, old=old.name,
+                       new=new.name, generation=self.generation.generation_id,
+                       member=self.member_id)
+        for callback in self._state_listeners:
+            callback(self, old, new)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.running:
+            raise RuntimeError(f"consumer {self.name} is already running")
+        if self.crashed:
+            raise RuntimeError(f"consumer {self.name} crashed; add a new consumer instead")
+        self.running = True
+        self.last_poll = self.scheduler.now
+        self._poll_handle = self.scheduler.call_soon(self._poll, name=f"poll {self.name}")
+
+    def close(self) -> None:
+        """Graceful shutdown: commit if auto-commit is on, leave the group (dynamic members)."""
+        self._require_alive("close")
+        if self.config.enable_auto_commit and self.state is MemberState.STABLE:
+            self._commit(self._consumed_offsets(), auto=True)
+        self._maybe_leave_group("the consumer is being closed")
+        self._stop()
+
+    def _stop(self) -> None:
+        self.running = False
+        for h in (self._hb_handle, self._poll_handle):
+            if h is not None:
+                h.cancel()
+        self._hb_handle = self._poll_handle = None
+
+    def _require_alive(self, what: str) -> None:
+        if self.crashed:
+            raise RuntimeError(f"can't {what} consumer {self.name}: it has crashed")
+        if not self.running:
+            raise RuntimeError(f"can't {what} consumer {self.name}: it is not running "
+                               f"(start it first)")
+
+    # -- faults --------------------------------------------------------------------------------
+
+    def crash(self) -> None:
+        """The process dies: no LeaveGroup, nothing more is sent; the broker finds out through
+        the session timeout."""
+        self._require_alive("crash")
+        self.crashed = True
+        self._stop()
+        self.log.event("consumer_crashed", level="INFO", client=self.name)
+
+    def pause(self, duration_ms: int) -> None:
+        """A stop-the-world pause (GC): no poll, no heartbeat, responses wait until it ends."""
+        self._require_alive("pause")
+        if duration_ms <= 0:
+            raise ValueError(f"a pause must last more than 0 ms, got {duration_ms}")
+        self.paused_until = max(self.paused_until, self.scheduler.now + duration_ms)
+        self.log.event("consumer_paused", level="INFO", client=self.name, until=self.paused_until)
+
+    def set_processing_ms(self, processing_ms: int) -> None:
+        """Time the application spends between two polls (slow processing)."""
+        self._require_alive("slow the poll of")
+        if processing_ms < 0:
+            raise ValueError(f"processing_ms must be >= 0, got {processing_ms}")
+        self.processing_ms = processing_ms
+
+    def set_drop_heartbeats(self, drop: bool) -> None:
+        self._require_alive("drop the heartbeats of")
+        self.drop_heartbeats = drop
+
+    def _deferred(self, fn: Callable[..., None], *args: Any) -> bool:
+        """Run later if the process is paused; True when deferred. Dead processes do nothing."""
+        if self.crashed or not self.running:
+            return True
+        if self.scheduler.now < self.paused_until:
+            self.scheduler.call_at(self.paused_until, fn, *args, name=f"resume {self.name}")
+            return True
+        return False
+
+    # -- the poll loop -------------------------------------------------------------------------
+
+    def _poll(self) -> None:
+        self._poll_handle = None
+        if self._deferred(self._poll):
+            return
+        now = self.scheduler.now
+        self.last_poll = now
+        if self.fatal is None:
+            self._coordinator_poll()
+            self._consume()
+        self._poll_handle = self.scheduler.call_later(self.processing_ms or 1, self._poll,
+                                                      name=f"poll {self.name}")
+
+    def _coordinator_poll(self) -> None:
+        if self.coordinator is None:
+            self._find_coordinator()
+            return
+        if self.rejoin_needed and not (self.inflight.join or self.inflight.sync):
+            self._join_group()
+        elif self.state is MemberState.STABLE:
+            self._maybe_auto_commit()
+
+    def _consume(self) -> None:
+        if self.state is not MemberState.STABLE or self.rejoin_needed:
+            return
+        budget = self.config.max_poll_records
+        for tp in sorted(self.owned):
+            pos = self.positions.get(tp)
+            if pos is None:
+                continue
+            take = min(budget, self.cluster.end_offset(tp) - pos)
+            if take > 0:
+                self.positions[tp] = pos + take
+                self.consumed += take
+                budget -= take
+            if budget <= 0:
+                break
+
+    # -- coordinator discovery -----------------------------------------------------------------
+
+    def _find_coordinator(self) -> None:
+        if self.inflight.find:
+            return
+        self.inflight.find = True
+        self.cluster.network.find_coordinator(self, self.config.group_id, self._on_find)
+
+    def _on_find(self, broker: int | None, error: Errors | None) -> None:
+        if self._deferred(self._on_find, broker, error):
+            return
+        self.inflight.find = False
+        if error is None and broker is not None:
+            self.coordinator = broker
+            self.last_heartbeat_received = self.scheduler.now
+            self.log.log("J-DISCOVER", node=self.node(), client=self.name,
+                         group=self.config.group_id, broker=broker)
+            self._coordinator_poll()
+
+    def mark_coordinator_unknown(self, cause: str, disconnected: bool = False) -> None:
+        if self.coordinator is not None:
+            self.log.log("J-COORD-LOST", node=self.node(), cause=cause,
+                         disconnected=str(disconnected).lower())
+            self.coordinator = None
+            self.inflight = _Inflight(commit=self.inflight.commit)
+
+    # -- join / sync ---------------------------------------------------------------------------
+
+    def request_rejoin(self, reason: str, full_reason: str | None = None) -> None:
+        self.log.log("J-REQ-JOIN", reason=full_reason or reason)
+        self.rejoin_reason = reason
+        self.rejoin_needed = True
+
+    def _reset_generation(self, reason: str, reset_member_id: bool) -> None:
+        self.log.log("J-RESET", member_id="and member id " if reset_member_id else "",
+                     reason=reason)
+        self._transition(MemberState.UNJOINED)
+        self.generation = (NO_GENERATION if reset_member_id
+                           else Generation(-1, self.generation.member_id, None))
+
+    def _reset_state_and_rejoin(self, reason: str, reset_member_id: bool) -> None:
+        self._reset_generation(reason, reset_member_id)
+        self.request_rejoin(reason)
+        self.needs_join_prepare = True
+
+    def _on_join_prepare(self) -> None:
+        """Before a JoinGroup: commit (auto-commit), then revoke (eager) or lose partitions."""
+        if self.config.enable_auto_commit and self.generation.generation_id >= 0 and self.owned:
+            self._commit(self._consumed_offsets(), auto=True)
+        if self.generation.generation_id < 0 or not self.generation.member_id:
+            if self.owned:
+                self.log.log("J-GIVE-AWAY")
+                self._lose(self.owned)
+        elif self.protocol is RebalanceProtocol.EAGER and self.owned:
+            self._revoke(set(self.owned))
+        self.needs_join_prepare = False
+
+    def _join_group(self) -> None:
+        if self.needs_join_prepare:
+            self._on_join_prepare()
+        self._transition(MemberState.PREPARING_REBALANCE)
+        self.log.log("J-REJOIN")
+        owned = tuple(sorted(self.owned)) if self.protocol is RebalanceProtocol.COOPERATIVE \
+            else ()
+        subscription = ConsumerProtocolSubscription(
+            topics=tuple(sorted(self.topics)), owned_partitions=owned,
+            generation_id=self.generation.generation_id).encode()
+        request = JoinGroupRequest(
+            self.config.group_id, self.config.session_timeout_ms,
+            self.config.max_poll_interval_ms, self.generation.member_id,
+            CONSUMER_PROTOCOL_TYPE, tuple(Protocol(a.name, subscription) for a in self.assignors),
+            self.config.group_instance_id, self.rejoin_reason or None)
+        self.inflight.join = True
+        sent = self.generation
+        self.cluster.network.send(self, self.coordinator, "JoinGroup",
+                                  lambda svc: svc.join_group(self.context, request),
+                                  lambda r, e: self._on_join(r, e, sent),
+                                  timeout_ms=max(self.config.request_timeout_ms,
+                                                 self.config.max_poll_interval_ms + 5000))
+
+    def _on_join(self, response: JoinGroupResponse | None, net_error: Errors | None,
+                 sent: Generation) -> None:
+        if self._deferred(self._on_join, response, net_error, sent):
+            return
+        self.inflight.join = False
+        if response is None:
+            self.mark_coordinator_unknown(f"{net_error}", disconnected=True)
+            return
+        error = response.error
+        if error is Errors.NONE:
+            if self.state is not MemberState.PREPARING_REBALANCE:
+                return
+            self.generation = Generation(response.generation_id, response.member_id,
+                                         response.protocol_name)
+            self._transition(MemberState.COMPLETING_REBALANCE)
+            self.log.log("J-JOINED", generation=self.generation)
+            self.last_heartbeat_sent = self.scheduler.now
+            self._arm_heartbeat()
+            if response.leader == response.member_id:
+                self._sync_group(self._perform_assignment(response))
+            else:
+                self._sync_group({})
+            return
+        if error is Errors.MEMBER_ID_REQUIRED:
+            self.generation = Generation(-1, response.member_id, None)
+            self.request_rejoin(f"need to re-join with the given member-id: "
+                                f"{response.member_id}")
+            self._join_group()
+            return
+        if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
+            self.log.log("J-JOIN-LOADING", node=self.node())
+            self._retry_later()
+            return
+        if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+            self.log.log("J-JOIN-REJOIN", message=error.message, generation=sent)
+            if self.generation == sent:
+                self._reset_state_and_rejoin(f"encountered {error.name} from JOIN_GROUP "
+                                             f"response", True)
+            self._join_group()
+            return
+        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self.log.log("J-JOIN-COORD", message=error.message, generation=sent)
+            self.mark_coordinator_unknown(error.name)
+            self._rebalance_failed(error)
+            return
+        if error is Errors.REBALANCE_IN_PROGRESS:
+            self.log.log("J-JOIN-REBAL")
+            self._join_group()
+            return
+        if error is Errors.FENCED_INSTANCE_ID:
+            self.log.log("J-JOIN-FENCED", instance=self.config.group_instance_id, generation=sent)
+        else:
+            self.log.log("J-JOIN-FATAL", message=error.message)
+        self._fail(error)
+
+    def _rebalance_failed(self, error: Errors) -> None:
+        simple = (error.value.exception or "KafkaException")
+        self.request_rejoin(f"rebalance failed due to {simple}",
+                            f"rebalance failed due to '{error.message}' ({simple})")
+        self._retry_later()
+
+    def _retry_later(self) -> None:
+        if self._poll_handle is not None:
+            self._poll_handle.cancel()
+        self._poll_handle = self.scheduler.call_later(
+            max(self.config.retry_backoff_ms, 1), self._poll, name=f"poll {self.name}")
+
+    def _fail(self, error: Errors) -> None:
+        self.fatal = error
+        self._transition(MemberState.UNJOINED)
+        self.log.event("consumer_failed", level="ERROR", client=self.name, error=error.name)
+
+    def _perform_assignment(self, response: JoinGroupResponse) -> dict[str, bytes]:
+        assignor = next(a for a in self.assignors if a.name == response.protocol_name)
+        subs = {}
+        for m in response.members:
+            s = ConsumerProtocolSubscription.decode(m.metadata)
+            subs[m.member_id] = Subscription(s.topics, s.owned_partitions, s.generation_id,
+                                             m.group_instance_id, s.user_data)
+        topics = {t for s in subs.values() for t in s.topics}
+        result = assignor.assign({t: self.cluster.topics[t] for t in topics
+                                  if t in self.cluster.topics}, subs)
+        shown = ", ".join(f"{m}=Assignment(partitions=[{_join_tps(a.partitions)}])"
+                          for m, a in result.items())
+        self.log.log("J-FINISHED", generation=response.generation_id,
+                     assignments="{" + shown + "}")
+        return {m: ConsumerProtocolAssignment(a.partitions).encode() for m, a in result.items()}
+
+    def _sync_group(self, assignments: dict[str, bytes]) -> None:
+        request = SyncGroupRequest(self.config.group_id, self.generation.generation_id,
+                                   self.generation.member_id, self.config.group_instance_id,
+                                   CONSUMER_PROTOCOL_TYPE, self.generation.protocol_name,
+                                   assignments)
+        self.inflight.sync = True
+        sent = self.generation
+        self.cluster.network.send(self, self.coordinator, "SyncGroup",
+                                  lambda svc: svc.sync_group(self.context, request),
+                                  lambda r, e: self._on_sync(r, e, sent),
+                                  timeout_ms=self.config.request_timeout_ms)
+
+    def _on_sync(self, response: SyncGroupResponse | None, net_error: Errors | None,
+                 sent: Generation) -> None:
+        if self._deferred(self._on_sync, response, net_error, sent):
+            return
+        self.inflight.sync = False
+        if response is None:
+            self.mark_coordinator_unknown(f"{net_error}", disconnected=True)
+            return
+        error = response.error
+        if error is Errors.NONE:
+            if self.state is not MemberState.COMPLETING_REBALANCE or self.generation != sent:
+                self._reset_state_and_rejoin(
+                    f"rebalance failed since the generation/state was modified by heartbeat "
+                    f"thread to {self.generation}/{self.state} before the rebalance callback "
+                    f"triggered", True)
+                return
+            self.log.log("J-SYNCED", generation=self.generation)
+            self._transition(MemberState.STABLE)
+            self.rejoin_needed = False
+            self.rejoin_reason = ""
+            self.needs_join_prepare = True  # the next rebalance starts with onJoinPrepare again
+            self._on_join_complete(ConsumerProtocolAssignment.decode(response.assignment))
+            return
+        if error is Errors.REBALANCE_IN_PROGRESS:
+            self.log.log("J-SYNC-REBAL", generation=sent)
+            self.request_rejoin("rebalance failed due to RebalanceInProgressException",
+                                f"rebalance failed due to '{error.message}' "
+                                f"(RebalanceInProgressException)")
+            self._join_group()
+            return
+        if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
+            self.log.log("J-SYNC-REJOIN", message=error.message, generation=sent)
+            if self.generation == sent:
+                self._reset_state_and_rejoin(f"encountered {error.name} from SYNC_GROUP "
+                                             f"response", error is not Errors.ILLEGAL_GENERATION)
+            self._join_group()
+            return
+        if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self.log.log("J-SYNC-COORD", message=error.message, generation=sent)
+            self.mark_coordinator_unknown(error.name)
+            self._rebalance_failed(error)
+            return
+        if error is Errors.FENCED_INSTANCE_ID:
+            self.log.log("J-SYNC-FENCED", instance=self.config.group_instance_id, generation=sent)
+        self._fail(error)
+
+    def _on_join_complete(self, assignment: ConsumerProtocolAssignment) -> None:
+        assigned = set(assignment.assigned_partitions)
+        self.log.log("J-NOTIFY", partitions=_join_tps(assigned))
+        if self.protocol is RebalanceProtocol.COOPERATIVE:
+            revoked = self.owned - assigned
+            added = assigned - self.owned
+            if revoked:
+                self._revoke(revoked)
+                self.request_rejoin("need to revoke partitions and re-join",
+                                    f"need to revoke partitions [{_join_tps(revoked)}] as "
+                                    f"indicated by the current assignment and re-join")
+        else:
+            added = assigned
+        self.owned |= added
+        self.log.log("J-ASSIGNED", partitions=_join_tps(added))
+        self._listener("onPartitionsAssigned", added)
+        self.next_auto_commit = self.scheduler.now + self.config.auto_commit_interval_ms
+        missing = [tp for tp in sorted(added) if tp not in self.positions]
+        if missing:
+            self._fetch_positions(tuple(missing))
+
+    def _revoke(self, partitions: set[TopicPartition]) -> None:
+        self.log.log("J-REVOKE", partitions=_join_tps(partitions))
+        self._listener("onPartitionsRevoked", partitions)
+        self.owned -= partitions
+        for tp in partitions:
+            self.positions.pop(tp, None)
+
+    def _lose(self, partitions: set[TopicPartition]) -> None:
+        partitions = set(partitions)
+        self.log.log("J-LOST", partitions=_join_tps(partitions))
+        self._listener("onPartitionsLost", partitions)
+        self.owned -= partitions
+        for tp in partitions:
+            self.positions.pop(tp, None)
+
+    def _listener(self, callback: str, partitions: set[TopicPartition]) -> None:
+        self.listener_calls.append(ListenerCall(self.scheduler.now, callback,
+                                                tuple(sorted(partitions)),
+                                                self.generation.generation_id))
+
+    # -- heartbeats (the heartbeat thread) -----------------------------------------------------
+
+    def _arm_heartbeat(self) -> None:
+        if self._hb_handle is not None:
+            self._hb_handle.cancel()
+        due = min(self.last_heartbeat_sent + self.config.heartbeat_interval_ms,
+                  self.last_poll + self.config.max_poll_interval_ms + 1,
+                  self.last_heartbeat_received + self.config.session_timeout_ms + 1)
+        self._hb_handle = self.scheduler.call_at(max(due, self.scheduler.now),
+                                                 self._heartbeat_tick,
+                                                 name=f"heartbeat {self.name}")
+
+    def _heartbeat_tick(self) -> None:
+        self._hb_handle = None
+        if self._deferred(self._heartbeat_tick):
+            return
+        if self.state not in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE) \
+                or self.fatal is not None:
+            return  # the thread disables itself; the next successful join re-arms it
+        now = self.scheduler.now
+        if self.coordinator is None:
+            self._find_coordinator()
+        elif now - self.last_heartbeat_received > self.config.session_timeout_ms:
+            self.mark_coordinator_unknown("session timed out without receiving a heartbeat "
+                                          "response")
+        elif now - self.last_poll > self.config.max_poll_interval_ms:
+            self.log.log("J-POLL-TIMEOUT")
+            self._maybe_leave_group("consumer poll timeout has expired.")
+            return
+        elif now - self.last_heartbeat_sent >= self.config.heartbeat_interval_ms \
+                and not self.inflight.heartbeat:
+            self._send_heartbeat()
+        self._arm_heartbeat_later()
+
+    def _arm_heartbeat_later(self) -> None:
+        if self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+            if self.coordinator is None:
+                self._hb_handle = self.scheduler.call_later(
+                    max(self.config.retry_backoff_ms, 1), self._heartbeat_tick,
+                    name=f"heartbeat {self.name}")
+            else:
+                self._arm_heartbeat()
+
+    def _send_heartbeat(self) -> None:
+        self.last_heartbeat_sent = self.scheduler.now
+        self.inflight.heartbeat = True
+        sent = self.generation
+        request = HeartbeatRequest(self.config.group_id, sent.generation_id, sent.member_id,
+                                   self.config.group_instance_id)
+        self.cluster.network.send(self, self.coordinator, "Heartbeat",
+                                  lambda svc: svc.heartbeat(self.context, request),
+                                  lambda r, e: self._on_heartbeat(r, e, sent),
+                                  timeout_ms=self.config.request_timeout_ms,
+                                  drop=self.drop_heartbeats)
+
+    def _on_heartbeat(self, response: HeartbeatResponse | None, net_error: Errors | None,
+                      sent: Generation) -> None:
+        if self._deferred(self._on_heartbeat, response, net_error, sent):
+            return
+        self.inflight.heartbeat = False
+        if response is None:
+            self.mark_coordinator_unknown(f"{net_error}", disconnected=True)
+            return
+        error = response.error
+        now = self.scheduler.now
+        if error is Errors.NONE:
+            self.last_heartbeat_received = now
+        elif error is Errors.REBALANCE_IN_PROGRESS:
+            self.last_heartbeat_received = now
+            if self.state is MemberState.STABLE:
+                self.request_rejoin("group is already rebalancing")
+        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self.log.log("J-HB-COORD", node=self.node())
+            self.mark_coordinator_unknown(error.name)
+        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID,
+                       Errors.FENCED_INSTANCE_ID):
+            instance = ("Optional.empty" if self.config.group_instance_id is None
+                        else f"Optional[{self.config.group_instance_id}]")
+            if self.generation == sent:
+                self.log.log("J-HB-RESET", generation=sent, instance=instance, error=error.name)
+                if error is Errors.FENCED_INSTANCE_ID:
+                    self._fail(error)
+                    return
+                self._reset_state_and_rejoin(f"encountered {error.name} from HEARTBEAT response",
+                                             error is not Errors.ILLEGAL_GENERATION)
+            else:
+                self.log.log("J-HB-STALE", generation=sent, instance=instance, error=error.name)
+
+    # -- leave ---------------------------------------------------------------------------------
+
+    def _maybe_leave_group(self, reason: str) -> None:
+        if self.coordinator is not None and self.generation.member_id and \
+                self.config.group_instance_id is None and \
+                self.state is not MemberState.UNJOINED:
+            self.log.log("J-LEAVE", member=self.generation.member_id, node=self.node(),
+                         reason=reason)
+            request = LeaveGroupRequest(self.config.group_id,
+                                        (MemberIdentity(self.generation.member_id, None,
+                                                        reason),))
+            self.cluster.network.send(self, self.coordinator, "LeaveGroup",
+                                      lambda svc: svc.leave_group(self.context, request),
+                                      lambda r, e: None, timeout_ms=self.config.request_timeout_ms)
+        self._reset_state_and_rejoin("consumer pro-actively leaving the group", True)
+
+    # -- offsets -------------------------------------------------------------------------------
+
+    def _consumed_offsets(self) -> dict[TopicPartition, int]:
+        return {tp: pos for tp, pos in sorted(self.positions.items()) if tp in self.owned}
+
+    def _maybe_auto_commit(self) -> None:
+        if self.config.enable_auto_commit and self.scheduler.now >= self.next_auto_commit:
+            self.next_auto_commit = self.scheduler.now + self.config.auto_commit_interval_ms
+            offsets = self._consumed_offsets()
+            if offsets and offsets != {tp: o for tp, o in self.committed.items()
+                                       if tp in offsets}:
+                self._commit(offsets, auto=True)
+
+    def commit_sync(self) -> None:
+        """Commit the consumed positions now (the result arrives on virtual time)."""
+        self._require_alive("commit for")
+        self._commit(self._consumed_offsets(), auto=False)
+
+    def _commit(self, offsets: dict[TopicPartition, int], *, auto: bool) -> None:
+        if not offsets or self.coordinator is None:
+            return
+        gen = self.generation
+        request = OffsetCommitRequest(
+            self.config.group_id, gen.generation_id, gen.member_id,
+            {(tp.topic, tp.partition): PartitionData(o) for tp, o in offsets.items()},
+            self.config.group_instance_id)
+        self.inflight.commit = True
+        self.cluster.network.send(self, self.coordinator, "OffsetCommit",
+                                  lambda svc: svc.commit_offsets(self.context, request),
+                                  lambda r, e: self._on_commit(r, e, offsets),
+                                  timeout_ms=self.config.request_timeout_ms)
+
+    def _on_commit(self, response: OffsetCommitResponse | None, net_error: Errors | None,
+                   offsets: dict[TopicPartition, int]) -> None:
+        if self._deferred(self._on_commit, response, net_error, offsets):
+            return
+        self.inflight.commit = False
+        if response is None:
+            return
+        failed = {TopicPartition(t, p): e for (t, p), e in response.errors.items()
+                  if e is not Errors.NONE}
+        for tp, o in offsets.items():
+            if tp not in failed:
+                self.committed[tp] = o
+        if not failed:
+            return
+        error = next(iter(failed.values()))
+        shown = "{" + ", ".join(f"{tp}=OffsetAndMetadata{{offset={o}, leaderEpoch=null, "
+                                f"metadata=''}}" for tp, o in offsets.items()) + "}"
+        self.log.log("J-COMMIT-FAIL", offsets=shown, message=error.message)
+        if error is Errors.REBALANCE_IN_PROGRESS:
+            self.request_rejoin("offset commit failed since group is already rebalancing")
+        elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
+            if self.state is MemberState.STABLE:
+                self._reset_state_and_rejoin(f"encountered {error.name} from OFFSET_COMMIT "
+                                             f"response", error is Errors.UNKNOWN_MEMBER_ID)
+        elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
+            self.mark_coordinator_unknown(error.name)
+
+    def _fetch_positions(self, partitions: tuple[TopicPartition, ...]) -> None:
+        if self.coordinator is None:
+            return
+        request = OffsetFetchRequest(self.config.group_id,
+                                     tuple((tp.topic, tp.partition) for tp in partitions),
+                                     require_stable=True)
+        self.inflight.fetch = True
+        self.cluster.network.send(self, self.coordinator, "OffsetFetch",
+                                  lambda svc: svc.fetch_offsets(self.context, request),
+                                  lambda r, e: self._on_fetch(r, e, partitions),
+                                  timeout_ms=self.config.request_timeout_ms)
+
+    def _on_fetch(self, response: OffsetFetchResponse | None, net_error: Errors | None,
+                  partitions: tuple[TopicPartition, ...]) -> None:
+        if self._deferred(self._on_fetch, response, net_error, partitions):
+            return
+        self.inflight.fetch = False
+        if response is None or response.error is not Errors.NONE:
+            return
+        for tp in partitions:
+            if tp not in self.owned:
+                continue
+            data = response.offsets.get((tp.topic, tp.partition))
+            if data is not None and data.offset >= 0:
+                self.positions[tp] = data.offset
+                self.committed[tp] = data.offset
+            else:
+                self.positions[tp] = (0 if self.config.auto_offset_reset == "earliest"
+                                      else self.cluster.end_offset(tp))
+
+    def __repr__(self) -> str:
+        return (f"Consumer({self.name!r}, {self.state.name}, "
+                f"generation={self.generation.generation_id}, owned={len(self.owned)})")
+

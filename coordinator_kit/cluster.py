@@ -1,0 +1,293 @@
+"""A Kafka cluster you can break: brokers, `__consumer_offsets`, consumers, a network.
+
+Everything runs on one virtual clock from one seed. Each broker has a `CoordinatorRuntime` with
+the group coordinator shard and a `GroupCoordinatorService`; the `__consumer_offsets` partitions
+are replicated with leaders spread over the brokers; consumers talk to brokers through a network
+with a fixed latency. Faults combine freely with any scenario: crash, pause (GC), dropped
+heartbeats, slow poll, a consumer cut off, a coordinator moved, a failed load or append, a
+stalled replica. Misuse (an unknown consumer, a fault on a stopped one, a negative duration) is
+refused with a message that says what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .client.config import ConsumerConfig
+from .client.consumer import Consumer
+from .clock import Scheduler
+from .errors import Errors
+from .group.config import GroupCoordinatorConfig
+from .group.records import GroupCoordinatorRecordSerde
+from .group.service import GroupCoordinatorService, partition_for
+from .group.shard import GroupCoordinatorShard, group_shard_supplier
+from .runtime.future import CoordinatorFuture
+from .runtime.partition import ReplicatedPartition
+from .runtime.runtime import CoordinatorRuntime, RuntimeConfig
+from .topic import TopicPartition
+from .trace import LogContext, Trace
+
+__all__ = ["Cluster", "Broker", "Network"]
+
+
+@dataclass
+class Broker:
+    broker_id: int
+    runtime: CoordinatorRuntime[GroupCoordinatorShard]
+    service: GroupCoordinatorService
+    alive: bool = True
+
+
+class Network:
+    """Request/response delivery with latency; a cut-off client's messages are lost."""
+
+    def __init__(self, cluster: Cluster, latency_ms: int) -> None:
+        if latency_ms < 0:
+            raise ValueError(f"network latency must be >= 0 ms, got {latency_ms}")
+        self.cluster = cluster
+        self.latency_ms = latency_ms
+        self.cut: set[str] = set()
+
+    def _up(self, client: Consumer, broker: int | None) -> bool:
+        return (client.name not in self.cut and broker is not None
+                and self.cluster.brokers[broker].alive)
+
+    def send(self, client: Consumer, broker: int | None, api: str,
+             call: Callable[[GroupCoordinatorService], CoordinatorFuture[Any]],
+             on_response: Callable[[Any, Errors | None], None], *, timeout_ms: int,
+             drop: bool = False) -> None:
+        sched = self.cluster.scheduler
+        done = {"answered": False}
+
+        def timed_out() -> None:
+            if not done["answered"]:
+                done["answered"] = True
+                on_response(None, Errors.REQUEST_TIMED_OUT)
+
+        timeout = sched.call_later(timeout_ms, timed_out, name=f"{api} timeout {client.name}")
+        if drop or not self._up(client, broker):
+            client.log.event("request_dropped", api=api, client=client.name, broker=broker)
+            return
+
+        def deliver(response: Any) -> None:
+            if done["answered"] or not self._up(client, broker):
+                return
+            done["answered"] = True
+            timeout.cancel()
+            on_response(response, None)
+
+        def arrive() -> None:
+            if not self._up(client, broker):
+                return
+            future = call(self.cluster.brokers[broker].service)  # type: ignore[index]
+            future.add_done_callback(lambda f: sched.call_later(
+                self.latency_ms, deliver, f.result(), name=f"{api} response {client.name}"))
+
+        sched.call_later(self.latency_ms, arrive, name=f"{api} {client.name}->{broker}")
+
+    def find_coordinator(self, client: Consumer, group_id: str,
+                         on_result: Callable[[int | None, Errors | None], None]) -> None:
+        sched = self.cluster.scheduler
+
+        def answer() -> None:
+            if client.name in self.cut:
+                on_result(None, Errors.REQUEST_TIMED_OUT)
+                return
+            leader = self.cluster.coordinator_for(group_id)
+            if leader is None or not self.cluster.brokers[leader].alive:
+                on_result(None, Errors.COORDINATOR_NOT_AVAILABLE)
+            else:
+                on_result(leader, None)
+
+        sched.call_later(2 * self.latency_ms, answer, name=f"FindCoordinator {client.name}")
+
+
+class Cluster:
+    """Brokers, replicated `__consumer_offsets`, data topics and consumers on one clock."""
+
+    def __init__(self, *, brokers: int = 3, offsets_partitions: int = 3,
+                 topics: Mapping[str, int] | None = None, seed: int = 0,
+                 group_config: GroupCoordinatorConfig | Mapping[str, Any] | None = None,
+                 network_latency_ms: int = 1, replication_latency_ms: int = 1,
+                 produce_rate_per_s: int = 100, trace_level: str = "DEBUG") -> None:
+        if brokers < 1:
+            raise ValueError(f"a cluster needs at least one broker, got {brokers}")
+        if isinstance(group_config, GroupCoordinatorConfig):
+            config = group_config
+        else:
+            props = dict(group_config or {})
+            props.setdefault("offsets.topic.num.partitions", offsets_partitions)
+            config = GroupCoordinatorConfig.from_properties(props)
+        if produce_rate_per_s < 0:
+            raise ValueError(f"produce_rate_per_s must be >= 0, got {produce_rate_per_s}")
+        self.config = config
+        self.seed = seed
+        self.scheduler = Scheduler()
+        self.trace = Trace(self.scheduler, level=trace_level)
+        self.log = LogContext(self.trace, "cluster")
+        self.topics: dict[str, int] = dict(topics or {"orders": 6})
+        for name, n in self.topics.items():
+            if n < 1:
+                raise ValueError(f"topic {name!r} needs at least one partition, got {n}")
+        self.produce_rate_per_s = produce_rate_per_s
+        ids = list(range(brokers))
+        rf = min(config.offsets_topic_replication_factor, brokers)
+        self.partitions: dict[TopicPartition, ReplicatedPartition] = {}
+        for p in range(config.offsets_topic_num_partitions):
+            tp = TopicPartition.offsets(p)
+            replicas = [ids[(p + i) % brokers] for i in range(rf)]
+            self.partitions[tp] = ReplicatedPartition(tp, self.scheduler, self.trace, replicas,
+                                                      replication_latency_ms=replication_latency_ms)
+        runtime_config = RuntimeConfig(append_linger_ms=config.append_linger_ms,
+                                       write_timeout_ms=config.offsets_commit_timeout_ms)
+        serde = GroupCoordinatorRecordSerde()
+        self.brokers: dict[int, Broker] = {}
+        for b in ids:
+            runtime: CoordinatorRuntime[GroupCoordinatorShard] = CoordinatorRuntime(
+                broker_id=b, scheduler=self.scheduler, trace=self.trace,
+                partitions=self.partitions, shard_builder_supplier=group_shard_supplier(
+                    config, seed, b), serde=serde, config=runtime_config, seed=seed + b)
+            self.brokers[b] = Broker(b, runtime, GroupCoordinatorService(b, runtime, config))
+        self.network = Network(self, network_latency_ms)
+        self.consumers: dict[str, Consumer] = {}
+        for tp, p in sorted(self.partitions.items()):
+            self.brokers[p.leader_id].service.on_elected(tp, p.leader_epoch)
+
+    # -- naming --------------------------------------------------------------------------------
+
+    def broker_host(self, broker_id: int) -> str:
+        return f"localhost:{9092 + broker_id}"
+
+    def client_index(self, consumer: Consumer) -> int:
+        return list(self.consumers).index(consumer.name) + 1 if consumer.name in self.consumers \
+            else 0
+
+    def partition_of(self, group_id: str) -> TopicPartition:
+        return TopicPartition.offsets(partition_for(group_id,
+                                                    self.config.offsets_topic_num_partitions))
+
+    def coordinator_for(self, group_id: str) -> int | None:
+        return self.partitions[self.partition_of(group_id)].leader_id
+
+    def end_offset(self, tp: TopicPartition) -> int:
+        """Data topics grow at `produce_rate_per_s` records per partition (virtual time)."""
+        return self.scheduler.now * self.produce_rate_per_s // 1000
+
+    # -- consumers -----------------------------------------------------------------------------
+
+    def add_consumer(self, name: str, group_id: str = "group-1",
+                     topics: tuple[str, ...] = ("orders",), *, processing_ms: int = 100,
+                     start: bool = True, **config: Any) -> Consumer:
+        """Create (and start) a consumer; `config` takes ConsumerConfig field names."""
+        if name in self.consumers:
+            raise ValueError(f"there is already a consumer named {name!r}")
+        consumer = Consumer(self, ConsumerConfig(group_id=group_id, client_id=name, **config),
+                            tuple(topics), processing_ms=processing_ms)
+        self.consumers[name] = consumer
+        if start:
+            consumer.start()
+        return consumer
+
+    def consumer(self, name: str) -> Consumer:
+        try:
+            return self.consumers[name]
+        except KeyError:
+            raise KeyError(f"no consumer named {name!r}; known consumers: "
+                           f"{sorted(self.consumers) or 'none'}") from None
+
+    # -- faults --------------------------------------------------------------------------------
+
+    def crash(self, name: str) -> None:
+        self.consumer(name).crash()
+
+    def pause(self, name: str, duration_ms: int) -> None:
+        self.consumer(name).pause(duration_ms)
+
+    def drop_heartbeats(self, name: str, drop: bool = True) -> None:
+        self.consumer(name).set_drop_heartbeats(drop)
+
+    def slow_poll(self, name: str, processing_ms: int) -> None:
+        self.consumer(name).set_processing_ms(processing_ms)
+
+    def cut_off(self, name: str, cut: bool = True) -> None:
+        consumer = self.consumer(name)
+        consumer._require_alive("cut off")
+        (self.network.cut.add if cut else self.network.cut.discard)(name)
+        self.log.event("network_cut" if cut else "network_restored", level="INFO", client=name)
+
+    def leave(self, name: str) -> None:
+        self.consumer(name).close()
+
+    def move_coordinator(self, group_or_partition: str | int,
+                         to_broker: int | None = None) -> int:
+        """Move leadership of a group's `__consumer_offsets` partition; returns the new epoch."""
+        tp = (TopicPartition.offsets(group_or_partition) if isinstance(group_or_partition, int)
+              else self.partition_of(group_or_partition))
+        if tp not in self.partitions:
+            raise ValueError(f"no partition {tp}; offsets partitions are 0.."
+                             f"{len(self.partitions) - 1}")
+        p = self.partitions[tp]
+        old = p.leader_id
+        if to_broker is None:
+            candidates = [b for b in p.isr if b != old]
+            if not candidates:
+                raise ValueError(f"no other in-sync replica can lead {tp} (ISR {p.isr})")
+            to_broker = candidates[0]
+        if to_broker == old:
+            raise ValueError(f"broker {to_broker} already leads {tp}")
+        epoch = p.elect_leader(to_broker)
+        self.brokers[old].service.on_resigned(tp, epoch)
+        self.brokers[to_broker].service.on_elected(tp, epoch)
+        return epoch
+
+    def fail_next_load(self, partition: int, broker: int) -> None:
+        tp = TopicPartition.offsets(partition)
+        self.brokers[broker].runtime.loader.fail_next_load(tp)
+
+    def fail_next_append(self, partition: int, error: Errors = Errors.KAFKA_STORAGE_ERROR
+                         ) -> None:
+        self.partitions[TopicPartition.offsets(partition)].fail_next_append(error)
+
+    def stall_replica(self, partition: int, broker: int, stalled: bool = True) -> None:
+        p = self.partitions[TopicPartition.offsets(partition)]
+        (p.stall_replica if stalled else p.resume_replica)(broker)
+
+    # -- time ----------------------------------------------------------------------------------
+
+    def run_for(self, ms: int) -> int:
+        return self.scheduler.run_for(ms)
+
+    def run_until(self, condition: Callable[[], bool], limit_ms: int = 600_000) -> int:
+        return self.scheduler.run_until(condition, limit_ms=limit_ms)
+
+    # -- views ---------------------------------------------------------------------------------
+
+    def shard_for(self, group_id: str) -> GroupCoordinatorShard | None:
+        b = self.coordinator_for(group_id)
+        ctx = self.brokers[b].runtime.context(self.partition_of(group_id)) if b is not None \
+            else None
+        return None if ctx is None or ctx.coordinator is None else ctx.coordinator.shard
+
+    def group(self, group_id: str = "group-1") -> dict[str, Any]:
+        """The group as the coordinator holds it right now (latest, uncommitted included)."""
+        shard = self.shard_for(group_id)
+        if shard is None:
+            return {"group_id": group_id, "state": None, "generation": None, "members": []}
+        return shard.describe_group(group_id, None)
+
+    def committed_offsets(self, group_id: str = "group-1") -> dict[tuple[str, int], int]:
+        shard = self.shard_for(group_id)
+        return {} if shard is None else shard.offsets.committed(group_id)
+
+    def members_table(self) -> list[dict[str, Any]]:
+        return [c.describe() for c in self.consumers.values()]
+
+    def log_lines(self, level: str = "INFO", source: str | None = None,
+                  since: int = 0) -> list[str]:
+        return self.trace.lines(level=level, source=source, since_seq=since)
+
+    def __repr__(self) -> str:
+        return (f"Cluster(brokers={len(self.brokers)}, offsets_partitions={len(self.partitions)}, "
+                f"consumers={len(self.consumers)}, now={self.scheduler.now}ms)")
