@@ -199,6 +199,7 @@ class _Planner:
         # Per topic: ordered sets of members holding any / a not-owned partition of it.
         self.holders: list[dict[int, None]] = [{} for _ in range(t_count)]
         self.fresh_holders: list[dict[int, None]] = [{} for _ in range(t_count)]
+        self.where: dict[tuple[int, int], int] = {}
 
         kept_claims = self._kept_claims()
         assigned: set[tuple[int, int]] = set()
@@ -220,6 +221,7 @@ class _Planner:
         self._balance(fresh_only=True)
         while self._direct(fresh_only=False) or self._one_chain(fresh_only=False):
             self._balance(fresh_only=True)
+        self._return_owned(kept_claims)
 
         result: list[list[tuple[int, int]]] = []
         for m in range(n):
@@ -229,6 +231,7 @@ class _Planner:
         return result
 
     def _give(self, m: int, t: int, p: int) -> None:
+        self.where[(t, p)] = m
         if self.owner.get((t, p)) == m:
             self.kept[m].setdefault(t, []).append(p)
         else:
@@ -299,6 +302,133 @@ class _Planner:
                             queued[t2] = True
                             queue.append(t2)
         return moves
+
+    def _return_owned(self, kept_claims: list[list[tuple[int, int]]]) -> None:
+        """Trade partitions back to their owners without changing the sorted load vector.
+
+        Balancing decides how many partitions each member holds; this step then improves
+        stickiness by cancelling negative cycles (min-cost flow) in a graph whose nodes are
+        members, topics and load levels. member -> topic: the member hands over a partition of
+        the topic (cost 0 if it has one it did not own, else 1). topic -> member: the member
+        takes one (cost -1 if one of its own partitions of that topic sits elsewhere). member ->
+        level x -> member: the first goes from x-1 to x partitions and the second from x to x-1,
+        so the multiset of loads (and with it the balance) never changes. Each cycle returns at
+        least one more partition to its owner.
+        """
+        n, t_count = len(self.load), len(self.topic_names)
+        owned: list[dict[int, list[int]]] = [{} for _ in range(n)]
+        for m, keys in enumerate(kept_claims):
+            for t, p in keys:
+                owned[m].setdefault(t, []).append(p)
+        owners_of_topic: list[list[int]] = [[] for _ in range(t_count)]
+        for m in range(n):
+            for t in owned[m]:
+                owners_of_topic[t].append(m)
+        present = set(self.load)
+        level_node = {x: n + t_count + i
+                      for i, x in enumerate(sorted(x for x in present if x - 1 in present))}
+        node_level = {v: x for x, v in level_node.items()}
+        size = n + t_count + len(level_node)
+        while True:
+            displaced = [{m for m in owners_of_topic[t]
+                          if any(self.where[(t, p)] != m for p in owned[m][t])}
+                         for t in range(t_count)]
+            at_level: dict[int, list[int]] = {}
+            for m in range(n):
+                at_level.setdefault(self.load[m], []).append(m)
+            cycle = self._negative_cycle(size, displaced, level_node, node_level, at_level)
+            if cycle is None:
+                return
+            for i, node in enumerate(cycle):
+                if n <= node < n + t_count:
+                    t = node - n
+                    giver, receiver = cycle[i - 1], cycle[(i + 1) % len(cycle)]
+                    self._hand_over(giver, receiver, t, owned[receiver].get(t, ()),
+                                    receiver in displaced[t])
+
+    def _hand_over(self, giver: int, receiver: int, t: int, own: list[int] | tuple,
+                   return_own: bool) -> None:
+        """One topic step of a cycle: a t-partition goes from giver to receiver."""
+        if not return_own:
+            self._move(giver, receiver, t, fresh_only=False)
+            return
+        q = min(p for p in own if self.where[(t, p)] != receiver)
+        holder = self.where[(t, q)]
+        if holder != giver:  # the giver's partition replaces q at its holder
+            self._move(giver, holder, t, fresh_only=False)
+        fresh = self.fresh[holder][t]
+        fresh.remove(q)
+        if not fresh:
+            del self.fresh[holder][t]
+            del self.fresh_holders[t][holder]
+            if t not in self.kept[holder]:
+                del self.holders[t][holder]
+        self.load[holder] -= 1
+        self._give(receiver, t, q)
+
+    def _negative_cycle(self, size: int, displaced: list[set[int]], level_node: dict[int, int],
+                        node_level: dict[int, int], at_level: dict[int, list[int]]
+                        ) -> list[int] | None:
+        """Bellman-Ford (queue-based) from a virtual source; a cycle of negative cost, or None.
+
+        Only topic -> member edges can be negative, so the search starts at topics with a
+        displaced owner and stays small when few partitions are away from their owners.
+        """
+        n, t_count = len(self.load), len(self.topic_names)
+        dist = [0] * size
+        pred = [-1] * size
+        queue = deque(n + t for t in range(t_count) if displaced[t])
+        queued = bytearray(size)
+        for v in queue:
+            queued[v] = 1
+        relaxed = 0
+        while queue:
+            u = queue.popleft()
+            queued[u] = 0
+            if u < n:
+                fresh, kept = self.fresh[u], self.kept[u]
+                edges = [(n + t, 0) for t in fresh]
+                edges += [(n + t, 1) for t in kept if t not in fresh]
+                up = level_node.get(self.load[u] + 1)
+                if up is not None:
+                    edges.append((up, 0))
+            elif u < n + t_count:
+                t = u - n
+                edges = [(m, -1 if m in displaced[t] else 0) for m in self.eligible[t]]
+            else:
+                edges = [(m, 0) for m in at_level.get(node_level[u], ())]
+            du = dist[u]
+            for v, cost in edges:
+                if du + cost < dist[v]:
+                    dist[v] = du + cost
+                    pred[v] = u
+                    relaxed += 1
+                    if relaxed % size == 0:
+                        cycle = self._cycle_in(pred, v)
+                        if cycle is not None:
+                            return cycle
+                    if not queued[v]:
+                        queued[v] = 1
+                        queue.append(v)
+        return None  # converged: no negative cycle (one would keep the queue busy)
+
+    @staticmethod
+    def _cycle_in(pred: list[int], start: int) -> list[int] | None:
+        """The cycle reached by following predecessors from start, in forward order."""
+        seen: dict[int, int] = {}
+        v, step = start, 0
+        while v >= 0 and v not in seen:
+            seen[v] = step
+            v, step = pred[v], step + 1
+        if v < 0:
+            return None
+        cycle = [v]
+        u = pred[v]
+        while u != v:
+            cycle.append(u)
+            u = pred[u]
+        cycle.reverse()
+        return cycle
 
     def _one_chain(self, fresh_only: bool) -> bool:
         """Find and apply one improving chain of moves; False when none is left.
