@@ -28,10 +28,10 @@ class SchedulerLimitExceeded(RuntimeError):
 class TimerHandle:
     """A scheduled callback; `cancel()` makes sure it never runs."""
 
-    __slots__ = ("when", "seq", "name", "_callback", "_args", "cancelled", "done")
+    __slots__ = ("when", "seq", "name", "_callback", "_args", "cancelled", "done", "_scheduler")
 
     def __init__(self, when: int, seq: int, name: str, callback: Callable[..., Any],
-                 args: tuple[Any, ...]) -> None:
+                 args: tuple[Any, ...], scheduler: Scheduler | None = None) -> None:
         self.when = when
         self.seq = seq
         self.name = name
@@ -39,12 +39,15 @@ class TimerHandle:
         self._args = args
         self.cancelled = False
         self.done = False
+        self._scheduler = scheduler
 
     def cancel(self) -> bool:
         """Cancel the callback; returns False when it already ran or was cancelled."""
         if self.done or self.cancelled:
             return False
         self.cancelled = True
+        if self._scheduler is not None:
+            self._scheduler._cancelled += 1
         return True
 
     @property
@@ -72,10 +75,14 @@ class Scheduler:
 
     def __init__(self, start_ms: int = 0) -> None:
         self._now = _check_ms("start_ms", start_ms)
-        self._heap: list[TimerHandle] = []
+        # (when, seq, handle): the tuples compare in C, so a push or pop never calls back into
+        # TimerHandle.__lt__ (the heap holds every write's timeout, thousands of entries).
+        self._heap: list[tuple[int, int, TimerHandle]] = []
         self._seq = itertools.count()
         self._lock = threading.RLock()
         self._wakeup = threading.Condition(self._lock)
+        self._sleepers = 0  # threads in wait_for_work: only then is there anyone to notify
+        self._cancelled = 0  # about how many cancelled handles the heap holds (see _push)
 
     # -- reading the time ---------------------------------------------------------------------
 
@@ -98,18 +105,31 @@ class Scheduler:
             if when < self._now:
                 raise ValueError(f"cannot schedule {name or callback!r} at {when} ms: the clock "
                                  f"already reads {self._now} ms")
-            handle = TimerHandle(when, next(self._seq), name or getattr(callback, "__name__", "?"),
-                                 callback, args)
-            heapq.heappush(self._heap, handle)
+            return self._push(when, callback, args, name)
+
+    def _push(self, when: int, callback: Callable[..., Any], args: tuple[Any, ...],
+              name: str) -> TimerHandle:
+        if self._cancelled > 512 and 2 * self._cancelled > len(self._heap):
+            # Mostly dead (every write's timeout is cancelled when the write completes, long
+            # before it is due): drop the cancelled handles, as asyncio does, so they free what
+            # they hold and pushes stay cheap. Nothing observable changes: they would never run.
+            self._heap[:] = [e for e in self._heap if not e[2].cancelled]
+            heapq.heapify(self._heap)
+            self._cancelled = 0
+        seq = next(self._seq)
+        handle = TimerHandle(when, seq, name or getattr(callback, "__name__", "?"), callback, args,
+                             self)
+        heapq.heappush(self._heap, (when, seq, handle))
+        if self._sleepers:
             self._wakeup.notify_all()
-            return handle
+        return handle
 
     def call_later(self, delay_ms: int, callback: Callable[..., Any], *args: Any,
                    name: str = "") -> TimerHandle:
         """Run `callback(*args)` after `delay_ms` virtual milliseconds."""
         _check_ms("delay_ms", delay_ms)
         with self._lock:
-            return self.call_at(self._now + delay_ms, callback, *args, name=name)
+            return self._push(self._now + delay_ms, callback, args, name)
 
     def call_soon(self, callback: Callable[..., Any], *args: Any, name: str = "") -> TimerHandle:
         """Run `callback(*args)` at the current time, after everything already due now."""
@@ -120,9 +140,10 @@ class Scheduler:
     def _pop_live(self, limit: int | None) -> TimerHandle | None:
         with self._lock:
             while self._heap:
-                head = self._heap[0]
+                head = self._heap[0][2]
                 if head.cancelled:
                     heapq.heappop(self._heap)
+                    self._cancelled -= 1
                     continue
                 if limit is not None and head.when > limit:
                     return None
@@ -134,14 +155,15 @@ class Scheduler:
     def peek(self) -> int | None:
         """Time of the next pending callback, or None when nothing is scheduled."""
         with self._lock:
-            while self._heap and self._heap[0].cancelled:
+            while self._heap and self._heap[0][2].cancelled:
                 heapq.heappop(self._heap)
-            return self._heap[0].when if self._heap else None
+                self._cancelled -= 1
+            return self._heap[0][0] if self._heap else None
 
     def pending(self) -> list[TimerHandle]:
         """Pending callbacks in the order they will run."""
         with self._lock:
-            return sorted(h for h in self._heap if h.pending)
+            return [h for _, _, h in sorted(self._heap) if h.pending]
 
     def step(self) -> bool:
         """Run the next callback, moving the clock to its time. False when nothing is pending."""
@@ -214,12 +236,16 @@ class Scheduler:
         _check_ms("duration_ms", duration_ms)
         with self._lock:
             self._now += duration_ms
-            return sum(1 for h in self._heap if h.pending and h.when < self._now)
+            return sum(1 for _, _, h in self._heap if h.pending and h.when < self._now)
 
     def wait_for_work(self, timeout_s: float) -> None:
         """Block the driving thread until a callback is scheduled (threaded processor support)."""
         with self._wakeup:
-            self._wakeup.wait(timeout_s)
+            self._sleepers += 1
+            try:
+                self._wakeup.wait(timeout_s)
+            finally:
+                self._sleepers -= 1
 
     def __repr__(self) -> str:
         return f"Scheduler(now={self._now}ms, pending={len(self.pending())})"

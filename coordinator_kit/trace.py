@@ -85,12 +85,15 @@ class Trace:
                            message)
         self.events.append(event)
         if self.python_logging and tpl is not None:
-            logger = logging.getLogger(tpl.logger)
+            logger = _PY_LOGGERS.get(tpl.logger)
+            if logger is None:
+                logger = _PY_LOGGERS[tpl.logger] = logging.getLogger(tpl.logger)
             levelno = level_number(level)
             if logger.isEnabledFor(levelno):
                 logger.log(levelno, message, extra={"virtual_ms": event.ts, "kit_source": source})
-        for callback in list(self._subscribers):
-            callback(event)
+        if self._subscribers:
+            for callback in list(self._subscribers):
+                callback(event)
         return event
 
     # -- views ---------------------------------------------------------------------------------
@@ -138,6 +141,13 @@ class Trace:
         return f"Trace({len(self.events)} events, level={self.level})"
 
 
+# template id -> (template, numeric level): a disabled line costs one lookup and one comparison.
+_TEMPLATE_LEVELS: dict[str, tuple[LogTemplate, int]] = {}
+# logger name -> logger; `logging.getLogger` takes the logging module's lock on every call, and
+# returns the same object for a name anyway.
+_PY_LOGGERS: dict[str, logging.Logger] = {}
+
+
 class LogContext:
     """A component's handle on the trace: a source name and Kafka's log prefix."""
 
@@ -150,8 +160,12 @@ class LogContext:
 
     def log(self, template_id: str, **fields: Any) -> TraceEvent | None:
         """Record the event a Kafka log line stands for, with that line."""
-        tpl = template(template_id)
-        if level_number(tpl.level) < self.trace.threshold:
+        found = _TEMPLATE_LEVELS.get(template_id)
+        if found is None:
+            tpl = template(template_id)
+            found = _TEMPLATE_LEVELS[template_id] = (tpl, level_number(tpl.level))
+        tpl, levelno = found
+        if levelno < self.trace.threshold:
             return None
         return self.trace.record(tpl.event, self.source, tpl.level, fields, tpl, self.prefix)
 

@@ -17,6 +17,11 @@ T = TypeVar("T")
 
 _PENDING, _DONE, _FAILED = "pending", "done", "failed"
 
+# One lock for every future's state change: each holds it for a few bytecodes and never while
+# running a callback or waiting, so sharing it costs nothing, while a runtime creates a future
+# (until now with its own lock) for every write.
+_LOCK = threading.Lock()
+
 
 class FutureNotDone(RuntimeError):
     """`result()` was called on a future that has not completed yet."""
@@ -30,8 +35,10 @@ class CoordinatorFuture(Generic[T]):
         self._state = _PENDING
         self._value: Any = None
         self._exc: BaseException | None = None
-        self._callbacks: list[Callable[[CoordinatorFuture[T]], None]] = []
-        self._cond = threading.Condition()
+        # Both made on first use: most futures complete on virtual time, with no callback and
+        # nobody waiting.
+        self._callbacks: list[Callable[[CoordinatorFuture[T]], None]] | None = None
+        self._cond: threading.Condition | None = None
 
     def done(self) -> bool:
         return self._state != _PENDING
@@ -47,20 +54,26 @@ class CoordinatorFuture(Generic[T]):
         return self._finish(_FAILED, None, exc)
 
     def _finish(self, state: str, value: Any, exc: BaseException | None) -> bool:
-        with self._cond:
+        with _LOCK:
             if self._state != _PENDING:
                 return False
             self._state, self._value, self._exc = state, value, exc
-            callbacks, self._callbacks = self._callbacks, []
-            self._cond.notify_all()
-        for callback in callbacks:
-            callback(self)
+            callbacks, self._callbacks = self._callbacks, None
+            cond = self._cond
+        if cond is not None:
+            with cond:
+                cond.notify_all()
+        if callbacks:
+            for callback in callbacks:
+                callback(self)
         return True
 
     def add_done_callback(self, callback: Callable[[CoordinatorFuture[T]], None]) -> None:
         """Run `callback(self)` on completion (at once if already complete)."""
-        with self._cond:
+        with _LOCK:
             if self._state == _PENDING:
+                if self._callbacks is None:
+                    self._callbacks = []
                 self._callbacks.append(callback)
                 return
         callback(self)
@@ -81,8 +94,14 @@ class CoordinatorFuture(Generic[T]):
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block the calling thread until completion (real threads only); True when done."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._state != _PENDING, timeout_s)
+        with _LOCK:
+            if self._cond is None:
+                self._cond = threading.Condition(threading.Lock())
+            cond = self._cond
+        # `_finish` sets the state before it looks for the condition, and `wait_for` checks the
+        # state under the condition first, so a completion is never missed.
+        with cond:
+            return cond.wait_for(lambda: self._state != _PENDING, timeout_s)
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""

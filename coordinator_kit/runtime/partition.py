@@ -18,6 +18,7 @@ Faults: stall or slow a follower, make appends fail, move leadership.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -38,6 +39,8 @@ HighWatermarkListener = Callable[[TopicPartition, int], None]
 
 def _varint_size(value: int) -> int:
     """Bytes taken by a zig-zag varint, as in Kafka's record format."""
+    if -64 <= value < 64:
+        return 1  # zig-zag maps [-64, 63] to [0, 127]: one byte
     v = (value << 1) ^ (value >> 63)
     size = 1
     while v >= 0x80:
@@ -48,10 +51,14 @@ def _varint_size(value: int) -> int:
 
 def record_size_in_bytes(offset_delta: int, key: bytes, value: bytes | None) -> int:
     """Size of one record inside a v2 batch (attributes, deltas, key, value, no headers)."""
-    body = 1 + _varint_size(0) + _varint_size(offset_delta)
-    body += _varint_size(len(key)) + len(key)
-    body += _varint_size(-1) if value is None else _varint_size(len(value)) + len(value)
-    body += _varint_size(0)
+    # attributes (1) + timestamp delta 0 (1) + offset delta + key + value (-1: 1) + headers 0 (1)
+    n = len(key)
+    body = 3 + _varint_size(offset_delta) + _varint_size(n) + n
+    if value is None:
+        body += 1
+    else:
+        n = len(value)
+        body += _varint_size(n) + n
     return _varint_size(body) + body
 
 
@@ -76,6 +83,10 @@ class LogBatch:
     def measure(records: Sequence[tuple[bytes, bytes | None]]) -> int:
         return RECORD_BATCH_OVERHEAD + sum(
             record_size_in_bytes(i, k, v) for i, (k, v) in enumerate(records))
+
+
+def _next_offset(batch: LogBatch) -> int:
+    return batch.base_offset + len(batch.records)
 
 
 class Replica:
@@ -257,7 +268,8 @@ class ReplicatedPartition:
 
     def _respond(self, f: Replica, offset: int) -> None:
         f.parked_offset = None
-        batches = tuple(b for b in self.leader.batches if b.next_offset > offset)
+        log = self.leader.batches  # ordered by offset: skip what the follower has by bisection
+        batches = tuple(log[bisect_right(log, offset, key=_next_offset):])
         f.inflight = self.scheduler.call_later(
             self.replication_latency_ms, self._on_fetch_response, f, batches,
             self.leader.high_watermark, self.leader_epoch,

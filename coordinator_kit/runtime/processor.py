@@ -39,12 +39,25 @@ class EventProcessor:
     def _wake(self) -> None:  # pragma: no cover - overridden
         pass
 
+    _logs_for: LogContext | None = None  # the log the `_thread_logs` children belong to
+    _thread_logs: dict[str, LogContext]
+
     def bind_log(self, log: LogContext) -> None:
         self.log = log
 
+    def _thread_log(self, log: LogContext, thread: str) -> LogContext:
+        """The `[thread]: ` child of `log`, made once per thread rather than once per event."""
+        if self._logs_for is not log:
+            self._thread_logs = {}
+            self._logs_for = log
+        child = self._thread_logs.get(thread)
+        if child is None:
+            child = self._thread_logs[thread] = log.child(f"[{thread}]: ")
+        return child
+
     def _run(self, event: Any, thread: str) -> None:
         if self.log is not None:
-            self.log.child(f"[{thread}]: ").log("P-EXEC", event=event)
+            self._thread_log(self.log, thread).log("P-EXEC", event=event)
         try:
             event.run()
         except BaseException as exc:  # an event must never kill the processor
@@ -55,7 +68,7 @@ class EventProcessor:
     def _reject_remaining(self, thread: str) -> None:
         while (event := self.accumulator.poll(0.0)) is not None:
             if self.log is not None:
-                self.log.child(f"[{thread}]: ").log("P-DRAIN", event=event)
+                self._thread_log(self.log, thread).log("P-DRAIN", event=event)
             try:
                 event.complete(RejectedExecutionError("EventProcessor is closed."))
             finally:

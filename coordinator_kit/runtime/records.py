@@ -40,8 +40,13 @@ class UnknownRecordTypeError(Exception):
         super().__init__(f"Unknown record type {unknown_type}")
 
 
+# What `json.dumps(data, sort_keys=True, separators=(",", ":"))` uses, built once instead of
+# once per call (the serde runs for every record written).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 def _struct_bytes(data: Mapping[str, Any]) -> bytes:
-    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+    return _ENCODER.encode(data).encode()
 
 
 class RecordSerde:

@@ -455,7 +455,7 @@ class _WriteEvent(Generic[T]):
                            result.is_atomic, self)
                 if not self.future.done():
                     self._timeout = rt.scheduler.call_later(
-                        self.timeout_ms, rt._operation_timeout, self,
+                        self.timeout_ms, rt._on_operation_timeout, self,
                         name=f"timeout {self.name}")
             rt._with_active_context_or_throw(self.key, body)
         except BaseException as exc:
@@ -567,6 +567,7 @@ class CoordinatorRuntime(Generic[S]):
         self._running = True
         self._state_listeners: list[Callable[[TopicPartition, CoordinatorState,
                                               CoordinatorState], None]] = []
+        self._on_operation_timeout = self._operation_timeout  # bound once, not once per write
 
     # -- plumbing ------------------------------------------------------------------------------
 

@@ -1,0 +1,354 @@
+"""Committed writes per second through the CoordinatorRuntime, next to a floor from the same run.
+
+Run it from the repository root::
+
+    .venv/bin/python benchmarks/runtime.py            # 200,000 writes per configuration
+    .venv/bin/python benchmarks/runtime.py --quick    # 20,000 writes, a few seconds
+    .venv/bin/python benchmarks/runtime.py --profile linger=0,level=INFO   # cProfile one run
+
+What is measured
+----------------
+One `__consumer_offsets` partition with three replicas (`ReplicatedPartition`, 1 ms replication
+latency), the deterministic event processor, the example key-value shard (`KeyValueShard`) and
+`RuntimeConfig(append_linger_ms=0)` or `(append_linger_ms=10)`. N `put` writes over K distinct
+keys are submitted in waves of W: the wave's W writes are scheduled, then the scheduler runs
+until every future of the wave is done, so virtual time advances, the linger timer fires, the
+followers fetch, the high watermark moves and the parked responses are released. A write counts
+only if its future completed successfully (its records committed). The time is wall-clock
+(`time.perf_counter`) from the first submission to the last completion; loading the partition is
+not timed. The benchmark may read the wall clock; the kit's core never does.
+
+The floor
+---------
+The floor is the same per-write shard work with no runtime around it, timed in the same process
+right before the runtime run of that configuration:
+
+* build the record and response exactly as the runtime does, by calling `KeyValueShard.put`
+  on a real shard (its `CoordinatorResult`, `kv_record`, response string, `store.get`);
+* serialise every record with `KV_SERDE` (the runtime serialises before appending);
+* replay it into the shard's `TimelineHashMap` under a `SnapshotRegistry` (`KeyValueShard.replay`);
+* take a snapshot per batch at the batch's end offset, as the runtime does when the batch is
+  appended (one write per batch at linger 0, one wave per batch at linger 10 ms), and drop the
+  snapshots below the end of each wave, as the runtime does when the high watermark passes them.
+
+It has no events, accumulator, futures, log, size estimates, replication, high-watermark
+listener, deferred queue, timers or trace. So "floor writes/s" is an upper bound for this shard
+in this interpreter, and "ratio" (runtime / floor) says how much of the time the runtime's own
+machinery takes. Targets: at least 100,000 committed writes/s and at least 25% of the floor.
+
+Python's cyclic garbage collector runs as usual in both. It costs the runtime much more than the
+floor: the runtime keeps the partition log (one `LogBatch` per batch, so one per write at linger
+0) and every in-flight write (event, future, timeout timer, result) alive, and each full
+collection walks all of it. Wall-clock figures move with the machine's load; `--repeat 3` keeps
+the fastest of three runs of each side.
+
+The trace runs at INFO (as a production broker logs); the DEBUG rows, where learners' notebooks
+run and every event is recorded and rendered as a Kafka log line, are for comparison only and
+are not held to the targets. After every run the result is checked: the shard's map equals the
+expected final dict (at the latest and at the committed epoch), last_committed_offset ==
+last_written_offset == the partition's high watermark, and every write committed. A failed check
+exits with status 1; a missed target exits with status 0 unless `--strict` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import pstats
+import sys
+import time
+from dataclasses import dataclass
+from operator import methodcaller
+from pathlib import Path
+from typing import Any
+
+try:
+    import coordinator_kit  # noqa: F401
+except ImportError:  # run from a checkout without installing the kit
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from coordinator_kit.clock import Scheduler
+from coordinator_kit.runtime import (CoordinatorRuntime, CoordinatorState, ReplicatedPartition,
+                                     RuntimeConfig)
+from coordinator_kit.runtime.kv import KV_SERDE, KeyValueShard, KeyValueShardBuilder
+from coordinator_kit.timeline import SnapshotRegistry, TimelineHashMap
+from coordinator_kit.topic import TopicPartition
+from coordinator_kit.trace import LogContext, Trace
+
+TARGET_WRITES_PER_S = 100_000
+TARGET_RATIO = 0.25
+
+TP = TopicPartition.offsets(0)
+
+
+@dataclass(frozen=True)
+class Workload:
+    writes: int
+    keys: int
+    wave: int
+
+    def items(self) -> tuple[list[str], list[str]]:
+        """Keys and values of the writes, in submission order (built before timing)."""
+        names = [f"key-{i:05d}" for i in range(self.keys)]
+        return ([names[i % self.keys] for i in range(self.writes)],
+                [f"value-{i}" for i in range(self.writes)])
+
+    def expected(self) -> dict[str, str]:
+        keys, values = self.items()
+        return dict(zip(keys, values))
+
+
+@dataclass(frozen=True)
+class Config:
+    linger_ms: int
+    level: str
+
+    @property
+    def label(self) -> str:
+        return f"linger={self.linger_ms},level={self.level}"
+
+
+@dataclass
+class Result:
+    config: Config
+    committed: int
+    seconds: float
+    floor_writes: int
+    floor_seconds: float
+    problems: list[str]
+
+    @property
+    def rate(self) -> float:
+        return self.committed / self.seconds
+
+    @property
+    def floor_rate(self) -> float:
+        return self.floor_writes / self.floor_seconds
+
+    @property
+    def ratio(self) -> float:
+        return self.rate / self.floor_rate
+
+
+class _NoTimer:
+    """The floor's shard never arms a timer (`put` does not use one)."""
+
+    def schedule(self, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the floor does not run timers")
+
+
+# -- the floor ----------------------------------------------------------------------------------
+
+
+def run_floor(work: Workload, linger_ms: int) -> tuple[int, float, list[str]]:
+    """The same shard work as the runtime does per write, with nothing around it."""
+    keys, values = work.items()
+    scheduler = Scheduler()
+    registry = SnapshotRegistry()
+    log = LogContext(Trace(scheduler, level="INFO"), "floor")
+    shard: KeyValueShard = KeyValueShard(log, TimelineHashMap(registry), _NoTimer())
+    serialize = KV_SERDE.serialize
+    replay = shard.replay
+    put = shard.put
+    snapshot = registry.idempotent_create_snapshot
+    registry.get_or_create_snapshot(0)
+    batch_per_write = linger_ms == 0
+    offset = 0
+    done = 0
+    gc.collect()
+    start = time.perf_counter()
+    for first in range(0, work.writes, work.wave):
+        for i in range(first, min(first + work.wave, work.writes)):
+            result = put(keys[i], values[i])
+            for record in result.records:
+                serialize(record)
+                replay(offset, -1, -1, record)
+                offset += 1
+            if batch_per_write:
+                snapshot(offset)
+            done += 1
+        if not batch_per_write:
+            snapshot(offset)
+        registry.delete_snapshots_up_to(offset)
+    seconds = time.perf_counter() - start
+    problems = []
+    if dict(shard.store.items()) != work.expected():
+        problems.append("floor: final map differs from the expected dict")
+    return done, seconds, problems
+
+
+# -- the runtime --------------------------------------------------------------------------------
+
+
+def run_runtime(work: Workload, config: Config, profile: cProfile.Profile | None = None
+                ) -> tuple[int, float, list[str]]:
+    keys, values = work.items()
+    scheduler = Scheduler()
+    trace = Trace(scheduler, level=config.level)
+    partition = ReplicatedPartition(TP, scheduler, trace)
+    runtime: CoordinatorRuntime[KeyValueShard] = CoordinatorRuntime(
+        broker_id=0, scheduler=scheduler, trace=trace, partitions={TP: partition},
+        shard_builder_supplier=KeyValueShardBuilder, serde=KV_SERDE,
+        config=RuntimeConfig(append_linger_ms=config.linger_ms))
+    runtime.schedule_load_operation(TP, 0)
+    scheduler.run_until(lambda: runtime.context_state(TP) is CoordinatorState.ACTIVE)
+    write = runtime.schedule_write_operation
+    committed = 0
+    failures: list[BaseException] = []
+
+    gc.collect()
+    if profile is not None:
+        profile.enable()
+    start = time.perf_counter()
+    for first in range(0, work.writes, work.wave):
+        last = min(first + work.wave, work.writes)
+        # The client: one `shard.put(key, value)` write per item, futures kept for the wave.
+        wave = [write("put", TP, methodcaller("put", keys[i], values[i]))
+                for i in range(first, last)]
+        pending = iter(wave)
+        head = next(pending)
+
+        def wave_done() -> bool:
+            nonlocal head
+            while head is not None and head.done():
+                head = next(pending, None)
+            return head is None
+
+        scheduler.run_until(wave_done)
+        for future in wave:
+            if future.failed():
+                failures.append(future.exception())
+            else:
+                committed += 1
+    seconds = time.perf_counter() - start
+    if profile is not None:
+        profile.disable()
+
+    problems = []
+    if failures:
+        problems.append(f"{len(failures)} writes failed, first: {failures[0]!r}")
+    ctx = runtime.context(TP)
+    coordinator = None if ctx is None else ctx.coordinator
+    if coordinator is None:
+        problems.append("the coordinator is not loaded after the run")
+    else:
+        expected = work.expected()
+        store = coordinator.shard.store  # type: ignore[attr-defined]
+        if dict(store.items()) != expected:
+            problems.append("the shard's map differs from the expected dict")
+        if dict(store.items(epoch=coordinator.last_committed_offset)) != expected:
+            problems.append("the committed view of the map differs from the expected dict")
+        if coordinator.last_committed_offset != coordinator.last_written_offset:
+            problems.append(f"last_committed_offset {coordinator.last_committed_offset} != "
+                            f"last_written_offset {coordinator.last_written_offset}")
+        if coordinator.last_written_offset != work.writes:
+            problems.append(f"last_written_offset {coordinator.last_written_offset} != "
+                            f"{work.writes} records written")
+        if partition.high_watermark != coordinator.last_committed_offset:
+            problems.append(f"high watermark {partition.high_watermark} != "
+                            f"last_committed_offset {coordinator.last_committed_offset}")
+    runtime.close()
+    return committed, seconds, [f"{config.label}: {p}" for p in problems]
+
+
+def measure(work: Workload, config: Config, repeat: int = 1) -> Result:
+    """Floor then runtime, `repeat` times each; the fastest run of each counts (as timeit)."""
+    problems: list[str] = []
+    floor = runtime = None
+    for _ in range(repeat):
+        writes, seconds, more = run_floor(work, config.linger_ms)
+        problems += more
+        if floor is None or seconds < floor[1]:
+            floor = (writes, seconds)
+        committed, seconds, more = run_runtime(work, config)
+        problems += more
+        if runtime is None or seconds < runtime[1]:
+            runtime = (committed, seconds)
+    assert floor is not None and runtime is not None
+    return Result(config, runtime[0], runtime[1], floor[0], floor[1], problems)
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+def _verdict(result: Result) -> str:
+    rate = "PASS" if result.rate >= TARGET_WRITES_PER_S else "MISS"
+    ratio = "PASS" if result.ratio >= TARGET_RATIO else "MISS"
+    return f"{rate:<6} {ratio}"
+
+
+def print_table(work: Workload, results: list[Result]) -> None:
+    print(f"{work.writes:,} puts over {work.keys:,} keys in waves of {work.wave:,}; "
+          f"Python {sys.version.split()[0]}; targets: >= {TARGET_WRITES_PER_S:,} committed "
+          f"writes/s and >= {TARGET_RATIO:.0%} of the floor (INFO rows)")
+    header = (f"{'configuration':<24} {'writes':>9} {'seconds':>8} {'committed/s':>12} "
+              f"{'floor/s':>10} {'ratio':>6}  {'>=100k >=25%':<12}")
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        note = "" if r.config.level == "INFO" else "  (comparison only)"
+        print(f"{r.config.label:<24} {r.committed:>9,} {r.seconds:>8.2f} {r.rate:>12,.0f} "
+              f"{r.floor_rate:>10,.0f} {r.ratio:>6.1%}  {_verdict(r):<12}{note}")
+
+
+def profile_one(work: Workload, config: Config, top: int) -> None:
+    profiler = cProfile.Profile()
+    committed, seconds, problems = run_runtime(work, config, profiler)
+    print(f"{config.label}: {committed:,} committed in {seconds:.2f} s under cProfile")
+    for problem in problems:
+        print("PROBLEM:", problem)
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    print(out.getvalue())
+
+
+def _parse_config(text: str) -> Config:
+    fields = dict(part.split("=", 1) for part in text.split(","))
+    return Config(int(fields.get("linger", "0")), fields.get("level", "INFO").upper())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="20,000 writes instead of 200,000")
+    parser.add_argument("--writes", type=int, help="number of puts (overrides --quick)")
+    parser.add_argument("--keys", type=int, default=5_000, help="distinct keys (default 5,000)")
+    parser.add_argument("--wave", type=int, default=1_000,
+                        help="writes submitted before running the scheduler (default 1,000)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run floor and runtime this many times, keep the fastest of each")
+    parser.add_argument("--no-debug", action="store_true", help="skip the DEBUG comparison rows")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit with status 2 when an INFO row misses a target")
+    parser.add_argument("--profile", metavar="linger=N,level=L",
+                        help="run one configuration under cProfile and print the hot spots")
+    parser.add_argument("--top", type=int, default=30, help="rows of profile output")
+    args = parser.parse_args(argv)
+
+    writes = args.writes or (20_000 if args.quick else 200_000)
+    work = Workload(writes, min(args.keys, writes), args.wave)
+    if args.profile:
+        profile_one(work, _parse_config(args.profile), args.top)
+        return 0
+
+    configs = [Config(0, "INFO"), Config(10, "INFO")]
+    if not args.no_debug:
+        configs += [Config(0, "DEBUG"), Config(10, "DEBUG")]
+    results = [measure(work, c, args.repeat) for c in configs]
+    print_table(work, results)
+    problems = [p for r in results for p in r.problems]
+    for problem in problems:
+        print("CHECK FAILED:", problem)
+    if problems:
+        return 1
+    print("checks: every write committed; final map (latest and committed) equals the expected "
+          "dict; last_committed_offset == last_written_offset == high watermark")
+    missed = [r for r in results if r.config.level == "INFO" and "MISS" in _verdict(r)]
+    return 2 if missed and args.strict else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
