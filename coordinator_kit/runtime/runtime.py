@@ -531,7 +531,8 @@ class _InternalEvent:
     def complete(self, exc: BaseException | None) -> None:
         if exc is not None:
             self.runtime.log.log("R-EXEC-FAILED", name=self.name,
-                                 error=exc.detail if isinstance(exc, KafkaError) else str(exc))
+                                 error=exc.detail if isinstance(exc, KafkaError)
+                                 else str(exc) or type(exc).__name__)
 
     def __str__(self) -> str:
         return f"CoordinatorInternalEvent(name={self.name})"
