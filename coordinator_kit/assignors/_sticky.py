@@ -31,18 +31,25 @@ How it is computed (``_Planner``):
 * Identical subscriptions (Java's "constrained" case): quotas are known up front (P // N each,
   P % N members one more). The extra slots go first to members that owned more than P // N,
   everyone keeps up to its quota of owned partitions, and the rest is dealt round-robin to the
-  members below quota. O(P + N log N). This keeps the largest possible number of partitions.
+  members below quota. O(P + N log N), and no valid assignment keeps more.
 * Otherwise: keep every valid owned partition; give each unowned partition to the least loaded
   subscriber (topics with the fewest subscribers first); then remove imbalance with moves, first
   only of partitions that were not owned (free for stickiness), then of owned ones, one at a
   time. Moves are direct (a heap per topic finds its most loaded holder and least loaded
   subscriber) and, when no direct move helps, along a chain found by breadth-first search from
   the least loaded members. The search stops when no improving chain is left, which is exactly
-  the optimality condition above.
+  the optimality condition above. Last, partitions are traded back to their owners along
+  negative cycles of a small min-cost-flow graph, with the multiset of loads held fixed, so
+  balance is untouched and stickiness only grows.
 
 Because a round-one assignment is a subset of an optimal one, the follow-up round finds an
 optimal completion without moving anything owned, so cooperative rebalancing settles in two
 rounds.
+
+Against kafka-python (``tests/test_assignors_properties.py``): with identical subscriptions the
+kit is as balanced (spread <= 1) and keeps at least as many partitions. With different
+subscriptions the kit is never less balanced; where kafka-python is less balanced it can keep
+more partitions, since the kit puts balance first.
 """
 
 from __future__ import annotations
