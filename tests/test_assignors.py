@@ -339,6 +339,32 @@ def test_same_generation_claims_cancel_and_the_partition_is_withheld():
     assert sum(len(p) for p in cooperative.values()) == 1
 
 
+def test_sticky_balances_through_a_chain():
+    """joiner (t1 only) can take nothing directly from the busiest member m0 (t0 only), but
+    m2 can pass t1p0 to it and take t0p1 from m0. kafka-python only checks direct moves and
+    stops at a spread of 2."""
+    counts = {"t0": 2, "t1": 1}
+    subs = {"m0": Subscription(("t0",), owned_partitions=tps("t0p0"), generation_id=1),
+            "joiner": Subscription(("t1",)),
+            "m2": Subscription(("t0", "t1"), owned_partitions=tps("t1p0"), generation_id=1)}
+    result = parts(StickyAssignor().assign(counts, subs))
+    assert result == {"m0": tps("t0p0"), "joiner": tps("t1p0"), "m2": tps("t0p1")}
+    theirs = kafka_python_assign("sticky", counts, subs)
+    assert sorted(len(p) for p in theirs.values()) == [0, 1, 2]
+
+
+def test_sticky_trades_partitions_back_to_their_owners():
+    """Balance fixes the counts (2, 1, 1); among those assignments the kit keeps the most:
+    m0 keeps t0p1 and t1p0, m2 keeps t0p0, only t1p1 moves."""
+    counts = {"t0": 2, "t1": 2}
+    subs = {"m0": Subscription(("t0", "t1"), owned_partitions=tps("t0p1 t1p0 t1p1"),
+                               generation_id=1),
+            "m1": Subscription(("t1",), generation_id=1),
+            "m2": Subscription(("t0",), owned_partitions=tps("t0p0"), generation_id=1)}
+    result = parts(StickyAssignor().assign(counts, subs))
+    assert result == {"m0": tps("t0p1 t1p0"), "m1": tps("t1p1"), "m2": tps("t0p0")}
+
+
 def test_revoked_topic_is_dropped_from_the_owner():
     """A member that unsubscribed from a topic loses its partitions of it."""
     subs = {"C0": Subscription(("t1",), owned_partitions=tps("t0p0 t0p1 t1p0"), generation_id=2),

@@ -336,7 +336,8 @@ class _Planner:
                       for i, x in enumerate(sorted(x for x in present if x - 1 in present))}
         node_level = {v: x for x, v in level_node.items()}
         size = n + t_count + len(level_node)
-        while True:
+        # Every cycle returns at least one partition to its owner, so this bound is never hit.
+        for _ in range(len(self.owner) + 1):
             displaced = [{m for m in owners_of_topic[t]
                           if any(self.where[(t, p)] != m for p in owned[m][t])}
                          for t in range(t_count)]
@@ -352,6 +353,7 @@ class _Planner:
                     giver, receiver = cycle[i - 1], cycle[(i + 1) % len(cycle)]
                     self._hand_over(giver, receiver, t, owned[receiver].get(t, ()),
                                     receiver in displaced[t])
+        raise AssertionError("stickiness pass did not converge")  # pragma: no cover
 
     def _hand_over(self, giver: int, receiver: int, t: int, own: list[int] | tuple,
                    return_own: bool) -> None:
