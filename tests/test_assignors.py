@@ -146,6 +146,19 @@ def test_kafka_python_roundrobin_fails_when_it_must_skip_a_member():
         "C0": tps("t0p0 t0p1"), "C1": tps("t1p0 t1p1")}
 
 
+def test_same_generation_double_claim_java_drops_both_kafka_python_keeps_the_first():
+    """Java's AbstractStickyAssignor invalidates a partition two members claim in the same
+    generation; kafka-python keeps it with whichever claimant came first in JoinGroup order."""
+    tp = TopicPartition("t", 0)
+    subs = {"a": Subscription(("t",), owned_partitions=(tp,), generation_id=5),
+            "b": Subscription(("t",), owned_partitions=(tp,), generation_id=5),
+            "c": Subscription(("t",), generation_id=5)}
+    assert StickyAssignor().plan({"t": 3}, subs).owner == {}
+    assert tp in kafka_python_assign("sticky", {"t": 3}, subs)["a"]
+    reordered = dict(reversed(list(subs.items())))
+    assert tp in kafka_python_assign("sticky", {"t": 3}, reordered)["b"]
+
+
 def test_cooperative_sticky_supports_eager_like_java():
     """Java lists [COOPERATIVE, EAGER] (rolling upgrades); kafka-python 3.0.12 COOPERATIVE only."""
     from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor as KP

@@ -120,6 +120,9 @@ class _Planner:
         # Settle claims: highest generation wins, a tie at the top cancels.
         best: dict[tuple[int, int], tuple[int, int]] = {}  # (t, p) -> (generation, member or -1)
         claimants: dict[tuple[int, int], list[int]] = {}
+        # The caller's TopicPartition objects, reused in the answer (building one costs more
+        # than the whole placement of it).
+        self.objects: dict[tuple[int, int], TopicPartition] = {}
         for m, member in enumerate(self.member_ids):
             sub = subscriptions[member]
             generation = sub.generation_id
@@ -128,6 +131,7 @@ class _Planner:
                 if t is None or tp.partition >= self.sizes[t]:
                     continue  # not in the metadata: ignored (module docstring of _api)
                 key = (t, tp.partition)
+                self.objects.setdefault(key, tp)
                 claimants.setdefault(key, []).append(m)
                 current = best.get(key)
                 if current is None or generation > current[0]:
@@ -148,12 +152,12 @@ class _Planner:
             per_member = self._identical()
         else:
             per_member = self._general()
-        names, ids = self.topic_names, self.member_ids
-        target = {ids[m]: [TopicPartition(names[t], p) for t, p in sorted(parts)]
+        names, ids, objects = self.topic_names, self.member_ids, self.objects
+        target = {ids[m]: [objects.get(key) or TopicPartition(names[key[0]], key[1])
+                           for key in sorted(parts)]
                   for m, parts in enumerate(per_member)}
-        owner = {TopicPartition(names[t], p): ids[m] for (t, p), m in self.owner.items()}
-        claimants = {TopicPartition(names[t], p): [ids[m] for m in ms]
-                     for (t, p), ms in self.claimants.items()}
+        owner = {objects[key]: ids[m] for key, m in self.owner.items()}
+        claimants = {objects[key]: [ids[m] for m in ms] for key, ms in self.claimants.items()}
         return StickyPlan(target, owner, claimants)
 
     def _kept_claims(self) -> list[list[tuple[int, int]]]:
