@@ -392,6 +392,17 @@ def test_lookup_at_epoch_scans_tiers_forward(registry) -> None:
     assert [m.size(e) for e in (0, 1, 2, 3)] == [0, 1, 1, 0]
 
 
+def test_element_belongs_to_snapshot_at_its_start_epoch(registry) -> None:
+    """spec §2.2 hash-table details: live element with startEpoch <= E answers (equality too)."""
+    m = TimelineHashMap(registry)
+    registry.get_or_create_snapshot(4)
+    m.put("k", 1)  # start epoch 5
+    registry.get_or_create_snapshot(5)  # no tier at 5: only the live element can answer
+    assert element(m, "k").start_epoch == 5
+    assert m.get("k", epoch=5) == 1
+    assert m.get("k", epoch=4) is None
+
+
 def test_copy_on_write_stashes_only_first_change_after_snapshot(registry) -> None:
     """spec §2.1: only the first overwrite after the newest snapshot is stashed."""
     m = TimelineHashMap(registry)
@@ -663,6 +674,24 @@ def test_historical_items_never_repeat_a_key_after_revert(registry) -> None:
     m.put("a", 9)
     assert m.items(epoch=2) == [("a", 1)]
     assert m.size(2) == 1
+
+
+def test_historical_items_never_miss_an_element_after_revert(registry) -> None:
+    """Kafka's historical iterator yields only [a] here although contains(b, 13) is true.
+
+    Re-stashing b after the revert makes Kafka's stash table grow past the live table, and
+    its slot-by-slot walk then skips part of the stash. The kit answers [a, b].
+    """
+    s = TimelineHashSet(registry)
+    s.add("a")
+    s.add("b")
+    registry.get_or_create_snapshot(13)
+    s.clear()
+    registry.revert_to_snapshot(13)
+    s.remove("b")
+    assert s.contains("a", epoch=13) and s.contains("b", epoch=13)
+    assert s.to_list(epoch=13) == ["a", "b"]
+    assert s.size(13) == 2
 
 
 # --------------------------------------------------------------------------- exports

@@ -36,7 +36,9 @@ class TimelineHashMap(Mapping[K, V]):
     None is not accepted as a key or value.
     """
 
-    def __init__(self, registry: SnapshotRegistry) -> None:
+    def __init__(self, registry: SnapshotRegistry, expected_size: int = 0) -> None:
+        # expected_size mirrors Kafka's constructor so ported code reads the same; Python
+        # dicts size themselves, so it is only a hint and is ignored.
         self._registry = registry
         self._table: SnapshottableHashTable[K, V] = SnapshottableHashTable(registry)
 
@@ -83,7 +85,7 @@ class TimelineHashMap(Mapping[K, V]):
 
     # ----------------------------------------------------------------- reads
 
-    def get(self, key: K, default: Any = None, epoch: int | None = None) -> Any:  # type: ignore[override]
+    def get(self, key: K, default: Any = None, epoch: int | None = None) -> Any:
         """Value of ``key`` at ``epoch`` (None = latest), or ``default`` if absent then."""
         self._check_key(key)
         element = self._table.get_element(key, read_epoch(epoch))

@@ -24,7 +24,9 @@ class TimelineHashSet(Set[T]):
     epoch, and raise ``NoSnapshotError`` when history is needed but missing.
     """
 
-    def __init__(self, registry: SnapshotRegistry) -> None:
+    def __init__(self, registry: SnapshotRegistry, expected_size: int = 0) -> None:
+        # expected_size mirrors Kafka's constructor so ported code reads the same; Python
+        # dicts size themselves, so it is only a hint and is ignored.
         self._registry = registry
         self._table: SnapshottableHashTable[T, None] = SnapshottableHashTable(registry)
 
