@@ -190,6 +190,19 @@ class Cluster:
             consumer.start()
         return consumer
 
+    def restart_consumer(self, name: str, down_ms: int = 1000) -> Consumer:
+        """Close a consumer and start a new process with the same configuration `down_ms` later.
+
+        A static member (group.instance.id) sends no LeaveGroup on close and rejoins under the
+        same instance id; a dynamic one leaves, then joins as a new member.
+        """
+        old = self.consumer(name)
+        old.close()
+        new = Consumer(self, old.config, old.topics, processing_ms=old.processing_ms)
+        self.consumers[name] = new
+        self.scheduler.call_later(down_ms, new.start, name=f"restart {name}")
+        return new
+
     def consumer(self, name: str) -> Consumer:
         try:
             return self.consumers[name]

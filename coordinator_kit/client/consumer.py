@@ -364,6 +364,7 @@ class Consumer:
             self._transition(MemberState.COMPLETING_REBALANCE)
             self.log.log("J-JOINED", generation=self.generation)
             self.last_heartbeat_sent = self.scheduler.now
+            self.last_heartbeat_received = max(self.last_heartbeat_received, self.scheduler.now)
             self._arm_heartbeat()
             if response.leader == response.member_id:
                 self._sync_group(self._perform_assignment(response))
@@ -537,13 +538,19 @@ class Consumer:
     # -- heartbeats (the heartbeat thread) -----------------------------------------------------
 
     def _arm_heartbeat(self) -> None:
+        """Wake the heartbeat thread at its next deadline (never in the past: when nothing is due,
+        it waits `retry.backoff.ms`, as the Java thread does, so virtual time always moves)."""
         if self._hb_handle is not None:
             self._hb_handle.cancel()
-        due = min(self.last_heartbeat_sent + self.config.heartbeat_interval_ms,
-                  self.last_poll + self.config.max_poll_interval_ms + 1,
-                  self.last_heartbeat_received + self.config.session_timeout_ms + 1)
-        self._hb_handle = self.scheduler.call_at(max(due, self.scheduler.now),
-                                                 self._heartbeat_tick,
+        now = self.scheduler.now
+        deadlines = [self.last_poll + self.config.max_poll_interval_ms + 1,
+                     self.last_heartbeat_received + self.config.session_timeout_ms + 1]
+        if not self.inflight.heartbeat:
+            deadlines.append(self.last_heartbeat_sent + self.config.heartbeat_interval_ms)
+        due = min(deadlines)
+        if due <= now:
+            due = now + max(self.config.retry_backoff_ms, 1)
+        self._hb_handle = self.scheduler.call_at(due, self._heartbeat_tick,
                                                  name=f"heartbeat {self.name}")
 
     def _heartbeat_tick(self) -> None:
@@ -594,6 +601,14 @@ class Consumer:
         if self._deferred(self._on_heartbeat, response, net_error, sent):
             return
         self.inflight.heartbeat = False
+        self._handle_heartbeat_response(response, net_error, sent)
+        if self._hb_handle is None or not self._hb_handle.pending:
+            self._arm_heartbeat_later()
+        else:
+            self._arm_heartbeat()
+
+    def _handle_heartbeat_response(self, response: HeartbeatResponse | None,
+                                   net_error: Errors | None, sent: Generation) -> None:
         if response is None:
             self.mark_coordinator_unknown(f"{net_error}", disconnected=True)
             return
