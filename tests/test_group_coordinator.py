@@ -411,3 +411,41 @@ def test_group_config_refuses_bad_values_by_key():
                                                 "group.max.session.timeout.ms": 5})
     with pytest.raises(ValueError, match="unknown group coordinator config 'group.size'"):
         GroupCoordinatorConfig.from_properties({"group.size": 3})
+
+
+# -- §3.12 offset retention ------------------------------------------------------------------------
+
+def test_offsets_of_an_empty_group_expire_and_the_group_is_deleted():
+    """Spec §3.12: an Empty consumer group's offsets expire offsets.retention.ms after it became
+    Empty; when none is left the group itself is deleted (tombstones)."""
+    rig = Rig(**{"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 10_000})
+    ids = stable_group(rig, ("a",))
+    gen = rig.group().generation_id
+    committed = commit(rig, gen, ids["a"], {("t", 0): 3})
+    rig.run(20)
+    assert committed.result().all_ok()
+    rig.svc.leave_group(RequestContext("c"), LeaveGroupRequest(
+        "g", (MemberIdentity(ids["a"]),)))
+    rig.run(20)
+    assert rig.group().state is G.EMPTY
+    empty_at = rig.cluster.scheduler.now
+    rig.run(50_000)
+    assert rig.cluster.committed_offsets("g") == {("t", 0): 3}  # not yet: 60 s from Empty
+    rig.run(30_000)
+    assert rig.cluster.committed_offsets("g") == {}
+    assert rig.group() is None
+    cleanup = [e for e in rig.cluster.trace.of_kind("group_metadata_cleanup")
+               if e.fields["records"] > 0]
+    assert cleanup and cleanup[0].ts - empty_at >= 60_000
+    assert cleanup[0].fields["records"] == 2  # one offset tombstone + the group tombstone
+
+
+def test_offsets_of_a_stable_group_do_not_expire_for_subscribed_topics():
+    rig = Rig(**{"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 10_000})
+    ids = stable_group(rig, ("a",))
+    gen = rig.group().generation_id
+    commit(rig, gen, ids["a"], {("orders", 0): 3, ("other", 0): 4})
+    for _ in range(40):  # stay alive: heartbeat every 3 s for two minutes
+        rig.heartbeat(ids["a"], gen)
+        rig.run(3000)
+    assert rig.cluster.committed_offsets("g") == {("orders", 0): 3}  # 'other' is not subscribed
