@@ -8,7 +8,9 @@ import pytest
 
 PACKAGES = ["coordinator_kit.errors", "coordinator_kit.clock", "coordinator_kit.states",
             "coordinator_kit.trace", "coordinator_kit.topic", "coordinator_kit.logs",
-            "coordinator_kit.timeline", "coordinator_kit.runtime", "coordinator_kit.viz"]
+            "coordinator_kit.timeline", "coordinator_kit.runtime", "coordinator_kit.viz",
+            "coordinator_kit.group", "coordinator_kit.client", "coordinator_kit.assignors",
+            "coordinator_kit.cluster", "coordinator_kit.scenarios", "coordinator_kit.invariants"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -27,7 +29,8 @@ def test_core_does_not_import_jupyter_spark_or_graphviz():
     import sys
 
     code = ("import sys, coordinator_kit.runtime, coordinator_kit.runtime.sandbox, "
-            "coordinator_kit.timeline, coordinator_kit.logs, coordinator_kit.trace\n"
+            "coordinator_kit.timeline, coordinator_kit.logs, coordinator_kit.trace, "
+            "coordinator_kit.cluster, coordinator_kit.scenarios\n"
             "bad = [m for m in ('pyspark', 'graphviz', 'ipywidgets', 'IPython', 'pandas') "
             "if m in sys.modules]\n"
             "print(','.join(bad))")
