@@ -46,6 +46,11 @@ class TimerHandle:
         if self.done or self.cancelled:
             return False
         self.cancelled = True
+        # Drop what the callback holds (as asyncio does): it will never run, and a handle that
+        # sits in the heap until purged must not keep a write, its batch or a reference cycle
+        # (a handle whose args point back at its owner) alive until a full GC.
+        self._callback = _never_called
+        self._args = ()
         if self._scheduler is not None:
             self._scheduler._cancelled += 1
         return True
@@ -60,6 +65,10 @@ class TimerHandle:
     def __repr__(self) -> str:
         state = "cancelled" if self.cancelled else "done" if self.done else "pending"
         return f"TimerHandle({self.name!r}, at={self.when}ms, {state})"
+
+
+def _never_called(*args: Any) -> None:  # pragma: no cover - a cancelled handle never runs
+    raise AssertionError("a cancelled timer ran")
 
 
 def _check_ms(name: str, value: int) -> int:
@@ -127,13 +136,15 @@ class Scheduler:
     def call_later(self, delay_ms: int, callback: Callable[..., Any], *args: Any,
                    name: str = "") -> TimerHandle:
         """Run `callback(*args)` after `delay_ms` virtual milliseconds."""
-        _check_ms("delay_ms", delay_ms)
+        if delay_ms.__class__ is not int or delay_ms < 0:  # bool is not int: checked below
+            _check_ms("delay_ms", delay_ms)
         with self._lock:
             return self._push(self._now + delay_ms, callback, args, name)
 
     def call_soon(self, callback: Callable[..., Any], *args: Any, name: str = "") -> TimerHandle:
         """Run `callback(*args)` at the current time, after everything already due now."""
-        return self.call_later(0, callback, *args, name=name)
+        with self._lock:
+            return self._push(self._now, callback, args, name)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -175,7 +186,11 @@ class Scheduler:
 
     def _run(self, handle: TimerHandle) -> None:
         handle.done = True
-        handle._callback(*handle._args)
+        callback, args = handle._callback, handle._args
+        # A handle that ran keeps nothing alive (the processor or a write may still hold it).
+        handle._callback = _never_called
+        handle._args = ()
+        callback(*args)
 
     def run_until(self, when: int | Callable[[], bool], *,
                   limit_ms: int | None = 3_600_000) -> int:

@@ -45,49 +45,73 @@ class EventAccumulator:
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._idle = threading.Condition(self._lock)
+        # Threads blocked in `poll` / `wait_idle` (changed under the lock). With nobody waiting,
+        # as always on the deterministic processor, adding and finishing an event skip the
+        # `notify` calls, which are Python-level and cost more than the rest of the operation.
+        self._pollers = 0
+        self._idle_waiters = 0
+        # `randrange(n)` with one positive int is `_randbelow(n)`: call that directly (the same
+        # draws from the same generator, so the same choices), unless randrange was overridden.
+        randrange = getattr(type(self._rng), "randrange", None)
+        self._pick = (self._rng._randbelow  # type: ignore[attr-defined]
+                      if randrange is random.Random.randrange
+                      and hasattr(self._rng, "_randbelow") else self._rng.randrange)
 
     # -- producers ------------------------------------------------------------------------------
 
     def add_last(self, event: Any) -> None:
-        self._add(event, front=False)
-
-    def add_first(self, event: Any) -> None:
-        """Jump the queue of its key (used for high-watermark updates and linger flushes)."""
-        self._add(event, front=True)
-
-    def _add(self, event: Any, front: bool) -> None:
-        with self._cond:
+        with self._lock:
             if self._closed:
                 raise RejectedExecutionError(f"can't accept {event}: the accumulator is closed")
             key = event.key
             queue = self._queues.get(key)
             if queue is None:
-                queue = self._queues[key] = deque()
-                if key not in self._inflight:
-                    self._available.append(key)
-                    self._cond.notify()
-            if front:
-                queue.appendleft(event)
-            else:
-                queue.append(event)
+                queue = self._new_queue(key)
+            queue.append(event)
             self._size += 1
+
+    def add_first(self, event: Any) -> None:
+        """Jump the queue of its key (used for high-watermark updates and linger flushes)."""
+        with self._lock:
+            if self._closed:
+                raise RejectedExecutionError(f"can't accept {event}: the accumulator is closed")
+            key = event.key
+            queue = self._queues.get(key)
+            if queue is None:
+                queue = self._new_queue(key)
+            queue.appendleft(event)
+            self._size += 1
+
+    def _new_queue(self, key: Hashable) -> deque[Any]:
+        """A key gets work (called under the lock): it becomes available unless in flight."""
+        queue = self._queues[key] = deque()
+        if key not in self._inflight:
+            self._available.append(key)
+            if self._pollers:
+                self._cond.notify()
+        return queue
 
     # -- consumers ------------------------------------------------------------------------------
 
     def poll(self, timeout_s: float | None = 0.0) -> Any | None:
         """Take the head event of a random available key; None if none within the timeout."""
-        with self._cond:
-            if not self._available:
+        with self._lock:
+            available = self._available
+            if not available:
                 if timeout_s == 0.0 or self._closed:
                     return None
-                self._cond.wait_for(lambda: self._available or self._closed, timeout_s)
-                if not self._available:
+                self._pollers += 1
+                try:
+                    self._cond.wait_for(lambda: self._available or self._closed, timeout_s)
+                finally:
+                    self._pollers -= 1
+                if not available:
                     return None
-            i = self._rng.randrange(len(self._available))
-            last = self._available.pop()
+            i = self._pick(len(available))
+            last = available.pop()
             key = last
-            if i < len(self._available):
-                key, self._available[i] = self._available[i], last
+            if i < len(available):
+                key, available[i] = available[i], last
             queue = self._queues[key]
             event = queue.popleft()
             if not queue:
@@ -98,19 +122,25 @@ class EventAccumulator:
 
     def done(self, event: Any) -> None:
         """The event of this key finished: its next event may now be handed out."""
-        with self._cond:
+        with self._lock:
             key = event.key
             self._inflight.discard(key)
             if key in self._queues:
                 self._available.append(key)
-                self._cond.notify()
-            if self._size == 0 and not self._inflight:
+                if self._pollers:
+                    self._cond.notify()
+            if self._idle_waiters and self._size == 0 and not self._inflight:
                 self._idle.notify_all()
 
     def wait_idle(self, timeout_s: float | None = None) -> bool:
         """Block until nothing is queued or in flight; True when idle."""
         with self._idle:
-            return self._idle.wait_for(lambda: self._size == 0 and not self._inflight, timeout_s)
+            self._idle_waiters += 1
+            try:
+                return self._idle.wait_for(lambda: self._size == 0 and not self._inflight,
+                                           timeout_s)
+            finally:
+                self._idle_waiters -= 1
 
     def close(self) -> None:
         with self._cond:

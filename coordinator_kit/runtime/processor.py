@@ -14,12 +14,14 @@ import threading
 from typing import Any
 
 from ..clock import Scheduler, TimerHandle
+from ..logs.layout import level_number
 from ..trace import LogContext
 from .events import EventAccumulator, RejectedExecutionError
 
 __all__ = ["EventProcessor", "DeterministicEventProcessor", "MultiThreadedEventProcessor"]
 
 THREAD_PREFIX = "group-coordinator-event-processor-"
+_DEBUG = level_number("DEBUG")
 
 
 class EventProcessor:
@@ -56,8 +58,9 @@ class EventProcessor:
         return child
 
     def _run(self, event: Any, thread: str) -> None:
-        if self.log is not None:
-            self._thread_log(self.log, thread).log("P-EXEC", event=event)
+        log = self.log
+        if log is not None and log.trace.threshold <= _DEBUG:  # P-EXEC is a DEBUG line
+            self._thread_log(log, thread).log("P-EXEC", event=event)
         try:
             event.run()
         except BaseException as exc:  # an event must never kill the processor
@@ -88,16 +91,18 @@ class DeterministicEventProcessor(EventProcessor):
         self.events_run = 0
 
     def _wake(self) -> None:
-        if self._handle is None or not self._handle.pending:
+        handle = self._handle
+        if handle is None or handle.done or handle.cancelled:  # not handle.pending
             self._handle = self.scheduler.call_soon(self._run_one, name="event-processor")
 
     def _run_one(self) -> None:
         self._handle = None
-        event = self.accumulator.poll(0.0)
+        accumulator = self.accumulator
+        event = accumulator.poll(0.0)
         if event is not None:
             self.events_run += 1
             self._run(event, self.thread_name)
-        if self.accumulator.size() > 0:
+        if accumulator._size > 0:  # accumulator.size()
             self._wake()
 
     def close(self) -> None:
