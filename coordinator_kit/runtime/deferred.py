@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from ..logs.layout import level_number
 from ..trace import LogContext
 
 __all__ = ["DeferredEventQueue"]
+
+_DEBUG = level_number("DEBUG")
 
 
 class DeferredEventQueue:
@@ -33,13 +36,30 @@ class DeferredEventQueue:
                 return
         self._pending.append((offset, [event]))
 
+    def add_all(self, offset: int, events: list[Any]) -> None:
+        """`add(offset, event)` for each event in order (a flushed batch parks its writes)."""
+        if not events:
+            return
+        pending = self._pending
+        if pending:
+            last_offset, parked = pending[-1]
+            if offset < last_offset:
+                self.add(offset, events[0])  # raises, as the first add would
+            if offset == last_offset:
+                parked.extend(events)
+                return
+        pending.append((offset, list(events)))
+
     def complete_up_to(self, offset: int) -> int:
         """Complete every event parked at an offset <= `offset`, lowest first."""
         n = 0
-        while self._pending and self._pending[0][0] <= offset:
-            _, events = self._pending.popleft()
+        pending = self._pending
+        log = self.log
+        while pending and pending[0][0] <= offset:
+            _, events = pending.popleft()
             for event in events:
-                self.log.log("D-COMPLETE", offset=offset, event=event)
+                if log.trace.threshold <= _DEBUG:  # D-COMPLETE is a DEBUG line
+                    log.log("D-COMPLETE", offset=offset, event=event)
                 event.complete(None)
                 n += 1
         return n

@@ -207,31 +207,38 @@ class ReplicatedPartition:
 
     def append(self, broker_id: int, records: Sequence[tuple[bytes, bytes | None]], *,
                producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
-               control: str | None = None) -> int:
-        """Append one batch on the leader; returns the log end offset after it."""
+               control: str | None = None, size_in_bytes: int | None = None) -> int:
+        """Append one batch on the leader; returns the log end offset after it.
+
+        `size_in_bytes`, when the caller has it, must be `LogBatch.measure(records)` (the
+        runtime sums the record sizes while it fills a batch); otherwise it is measured here.
+        """
         with self._lock:
-            if broker_id != self.leader_id:
+            leader_id = self.leader_id
+            if broker_id != leader_id:
                 raise Errors.NOT_LEADER_OR_FOLLOWER.exception(
                     f"Broker {broker_id} is not the leader of {self.tp} (the leader is "
-                    f"{self.leader_id}).")
+                    f"{leader_id}).")
             if self._append_failures:
                 raise self._append_failures.pop(0)
-            size = LogBatch.measure(records)
+            size = LogBatch.measure(records) if size_in_bytes is None else size_in_bytes
             if size > self.max_message_bytes:
                 raise Errors.RECORD_LIST_TOO_LARGE.exception(
                     f"Batch of {size} bytes exceeds max.message.bytes {self.max_message_bytes} "
                     f"of {self.tp}.")
-            leader = self.leader
-            batch = LogBatch(leader.log_end_offset, tuple(records), self.leader_epoch,
-                             self.scheduler.now, producer_id, producer_epoch, control, size)
+            replicas = self.replicas
+            leader = replicas[leader_id]
+            records = tuple(records)
+            base_offset = leader.log_end_offset
+            batch = LogBatch(base_offset, records, self.leader_epoch, self.scheduler.now,
+                             producer_id, producer_epoch, control, size)
             leader.batches.append(batch)
-            leader.log_end_offset = batch.next_offset
-            leader.known_leo = leader.log_end_offset
-            for f in self._followers():
-                if f.parked_offset is not None:
+            leader.log_end_offset = leader.known_leo = end = base_offset + len(records)
+            for b, f in replicas.items():  # the followers, in replica order
+                if b != leader_id and f.parked_offset is not None:
                     self._respond(f, f.parked_offset)
             self._maybe_increment_hwm()
-            return batch.next_offset
+            return end
 
     def read(self, broker_id: int, start_offset: int = 0) -> list[LogBatch]:
         """Batches from `start_offset` on the given broker's replica (the loader reads these)."""
@@ -239,9 +246,17 @@ class ReplicatedPartition:
             return [b for b in self.replicas[broker_id].batches if b.next_offset > start_offset]
 
     def _maybe_increment_hwm(self) -> None:
-        leader = self.leader
-        new = min(self.replicas[b].known_leo if b != self.leader_id else leader.log_end_offset
-                  for b in self.isr)
+        leader_id = self.leader_id
+        replicas = self.replicas
+        leader = replicas[leader_id]
+        # min(known_leo of each ISR member, the leader's log end offset for the leader)
+        new = None
+        for b in self.isr:
+            leo = leader.log_end_offset if b == leader_id else replicas[b].known_leo
+            if new is None or leo < new:
+                new = leo
+        if new is None:
+            raise ValueError(f"{self.tp}: the ISR is empty")
         old = leader.high_watermark
         if new > old:
             leader.high_watermark = new
@@ -458,6 +473,7 @@ class PartitionWriter:
 
     def append(self, tp: TopicPartition, records: Sequence[tuple[bytes, bytes | None]], *,
                producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
-               control: str | None = None) -> int:
+               control: str | None = None, size_in_bytes: int | None = None) -> int:
         return self._partition(tp).append(self.broker_id, records, producer_id=producer_id,
-                                          producer_epoch=producer_epoch, control=control)
+                                          producer_epoch=producer_epoch, control=control,
+                                          size_in_bytes=size_in_bytes)

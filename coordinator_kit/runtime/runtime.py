@@ -307,15 +307,22 @@ class CoordinatorContext:
         if producer_id != NO_PRODUCER_ID:
             is_atomic = True
             self.flush_current_batch()
-        self._maybe_allocate_batch(producer_id, producer_epoch, now)
-        serde = rt.serde
-        serialized = [serde.serialize(r) for r in records]
+        if self.batch is None:
+            self._maybe_allocate_batch(producer_id, producer_epoch, now)
+        serialize = rt.serde.serialize
+        serialized = [serialize(r) for r in records]
         batch = self.batch
         assert batch is not None
 
+        # Each record's size at offset delta 0 (Kafka's estimate uses deltas 0..n-1); the
+        # record at delta 0 of an empty batch, the common case, reuses it instead of measuring
+        # again.
+        first_size = record_size_in_bytes(0, *serialized[0])
         if is_atomic:
-            estimated = RECORD_BATCH_OVERHEAD + sum(
-                record_size_in_bytes(i, k, v) for i, (k, v) in enumerate(serialized))
+            estimated = RECORD_BATCH_OVERHEAD + first_size
+            if len(serialized) > 1:
+                estimated += sum(record_size_in_bytes(i, k, v)
+                                 for i, (k, v) in enumerate(serialized) if i)
             if estimated > batch.max_batch_size:
                 raise Errors.MESSAGE_TOO_LARGE.exception(
                     f"Message batch size is {estimated} bytes in append to partition {self.tp} "
@@ -326,8 +333,10 @@ class CoordinatorContext:
                 batch = self.batch
                 assert batch is not None
 
-        for record, (key, value) in zip(records, serialized):
-            size = record_size_in_bytes(batch.next_offset - batch.base_offset, key, value)
+        for i, (record, (key, value)) in enumerate(zip(records, serialized)):
+            delta = batch.next_offset - batch.base_offset
+            size = (first_size if delta == 0 and i == 0
+                    else record_size_in_bytes(delta, key, value))
             if not is_atomic and not batch.has_room_for(size):
                 self.flush_current_batch()
                 self._maybe_allocate_batch(producer_id, producer_epoch, now)
@@ -346,7 +355,9 @@ class CoordinatorContext:
                 return
 
         batch.deferred_events.append(event)
-        self._maybe_flush_current_batch(now)
+        if batch.producer_id != NO_PRODUCER_ID or \
+                (batch.append_time_ms - now) >= rt.config.append_linger_ms:
+            self.flush_current_batch()  # as _maybe_flush_current_batch(now)
 
     def _maybe_allocate_batch(self, producer_id: int, producer_epoch: int, now: int) -> None:
         if self.batch is not None:
@@ -388,8 +399,11 @@ class CoordinatorContext:
         coordinator = self.coordinator
         assert coordinator is not None
         try:
+            # batch.size is the batch's size in the log (each record measured at its offset
+            # delta), so the partition need not measure the records again.
             offset = rt.writer.append(self.tp, batch.records, producer_id=batch.producer_id,
-                                      producer_epoch=batch.producer_epoch)
+                                      producer_epoch=batch.producer_epoch,
+                                      size_in_bytes=batch.size)
             coordinator.update_last_written_offset(offset)
             if offset != batch.next_offset:
                 rt.log.log("R-OUT-OF-SYNC", tp=self.tp, offset=offset, expected=batch.next_offset)
@@ -400,8 +414,7 @@ class CoordinatorContext:
                 self.log.event("batch_flushed", tp=str(self.tp), base_offset=batch.base_offset,
                                end_offset=offset, records=len(batch.records), bytes=batch.size,
                                operations=len(batch.deferred_events))
-            for event in batch.deferred_events:
-                self.deferred.add(offset, event)
+            self.deferred.add_all(offset, batch.deferred_events)
             self._free_batch()
         except BaseException as exc:
             rt.log.log("R-APPEND-FAIL", tp=self.tp,
@@ -423,6 +436,7 @@ class CoordinatorContext:
         batch = self.batch
         if batch is not None and batch.linger is not None:
             batch.linger.cancel()
+            batch.linger = None
         self.batch = None
 
 
@@ -445,19 +459,25 @@ class _WriteEvent(Generic[T]):
     def run(self) -> None:
         rt = self.runtime
         try:
-            def body(ctx: CoordinatorContext) -> None:
-                assert ctx.coordinator is not None
-                self.result = result = self.op(ctx.coordinator.shard)
-                if not isinstance(result, CoordinatorResult):
-                    raise TypeError(f"write operation {self.name!r} must return a "
-                                    f"CoordinatorResult, got {type(result).__name__}")
-                ctx.append(NO_PRODUCER_ID, -1, list(result.records), result.replay_records,
-                           result.is_atomic, self)
-                if not self.future.done():
-                    self._timeout = rt.scheduler.call_later(
-                        self.timeout_ms, rt._on_operation_timeout, self,
-                        name=f"timeout {self.name}")
-            rt._with_active_context_or_throw(self.key, body)
+            # rt._with_active_context_or_throw(self.key, body), written out: no closure per write
+            ctx = rt._contexts.get(self.key)
+            if ctx is None:
+                raise Errors.NOT_COORDINATOR.exception()
+            if ctx.state is not _A:
+                if ctx.state is _L:
+                    raise Errors.COORDINATOR_LOAD_IN_PROGRESS.exception()
+                raise Errors.NOT_COORDINATOR.exception()
+            assert ctx.coordinator is not None
+            self.result = result = self.op(ctx.coordinator.shard)
+            if not isinstance(result, CoordinatorResult):
+                raise TypeError(f"write operation {self.name!r} must return a "
+                                f"CoordinatorResult, got {type(result).__name__}")
+            ctx.append(NO_PRODUCER_ID, -1, list(result.records), result.replay_records,
+                       result.is_atomic, self)
+            if not self.future.done():
+                self._timeout = rt.scheduler.call_later(
+                    self.timeout_ms, rt._on_operation_timeout, self,
+                    name=f"timeout {self.name}")
         except BaseException as exc:
             self.complete(exc)
 

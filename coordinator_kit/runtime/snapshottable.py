@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..logs.layout import level_number
 from ..timeline import SnapshotRegistry
 from ..topic import TopicPartition
 from ..trace import LogContext
@@ -16,6 +17,8 @@ from .metadata import MetadataDelta, MetadataImage
 from .shard import CoordinatorShard
 
 __all__ = ["SnapshottableCoordinator"]
+
+_DEBUG = level_number("DEBUG")
 
 
 class SnapshottableCoordinator:
@@ -41,8 +44,9 @@ class SnapshottableCoordinator:
             raise RuntimeError(f"New last written offset {offset} of {self.tp} must be greater "
                                f"than {self.last_written_offset}.")
         self.last_written_offset = offset
-        self.snapshot_registry.idempotent_create_snapshot(offset)
-        self.log.log("S-WRITTEN", tp=self.tp, offset=offset)
+        self.snapshot_registry.get_or_create_snapshot(offset)  # idempotent_create_snapshot
+        if self.log.trace.threshold <= _DEBUG:  # S-WRITTEN is a DEBUG line
+            self.log.log("S-WRITTEN", tp=self.tp, offset=offset)
 
     def revert_last_written_offset(self, offset: int) -> None:
         if offset > self.last_written_offset:
