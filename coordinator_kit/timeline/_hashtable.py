@@ -23,7 +23,7 @@ from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from ._registry import LATEST_EPOCH, SnapshotRegistry
+from ._registry import LATEST_EPOCH, NO_SNAPSHOT_EPOCH, SnapshotRegistry
 
 __all__ = ["Element", "SnapshottableHashTable"]
 
@@ -50,7 +50,7 @@ class Element(Generic[K, V]):
         return f"Element({self.key!r}, {self.value!r}, start_epoch={self.start_epoch})"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class HashTier(Generic[K, V]):
     """One table's delta in one snapshot: the size then, and the stashed old elements."""
 
@@ -134,14 +134,29 @@ class SnapshottableHashTable(Generic[K, V]):
 
     def add_or_replace(self, key: K, value: V) -> Element[K, V] | None:
         """Store ``key -> value`` as a new element; return the element it replaced."""
-        prev = self._live.get(key)
-        prev_size = len(self._live)
+        live = self._live
+        prev = live.get(key)
+        prev_size = len(live)
         seq = prev.seq if prev is not None else self._take_seq()
-        self._live[key] = Element(key, value, self._registry.latest_epoch() + 1, seq)
-        if prev is None:
-            self._note_growth(prev_size)
+        snapshots = self._registry._snapshots  # newest last: latest_epoch(), newest_snapshot()
+        newest = snapshots[-1] if snapshots else None
+        live[key] = Element(key, value, (NO_SNAPSHOT_EPOCH if newest is None
+                                         else newest.epoch) + 1, seq)
+        if newest is None:
+            return prev  # no snapshot: no tier to note growth in, nothing to stash
+        if prev is not None and prev.start_epoch > newest.epoch:
+            return prev  # _stash: the replaced element is in no snapshot
+        # _tier(prev_size): the first change since the newest snapshot remembers its size
+        tier = newest._deltas.get(id(self))
+        if tier is None:
+            tier = HashTier(prev_size)
+            newest._deltas[id(self)] = (self, tier)
         else:
-            self._stash(prev, prev_size)
+            tier = tier[1]
+        if prev is not None:
+            if tier.stash is None:
+                tier.stash = {}
+            tier.stash[prev.key] = prev
         return prev
 
     def add_unless_present(self, key: K, value: V) -> bool:

@@ -129,7 +129,8 @@ class SnapshotRegistry:
         Asking again for the newest epoch is a no-op (it does *not* re-capture the state);
         asking for anything older than the newest raises ``SnapshotOrderError``.
         """
-        check_epoch(epoch)
+        if epoch.__class__ is not int or not NO_SNAPSHOT_EPOCH < epoch < LATEST_EPOCH:
+            check_epoch(epoch)
         if epoch in (LATEST_EPOCH, NO_SNAPSHOT_EPOCH):
             # Kafka would accept these, but they collide with its two sentinel values
             # (the "read latest" marker and the empty list's head) and misbehave.
@@ -137,11 +138,12 @@ class SnapshotRegistry:
                 f"cannot create a snapshot at epoch {epoch}: that value is reserved "
                 f"(LATEST_EPOCH / NO_SNAPSHOT_EPOCH)"
             )
-        newest = self.latest_epoch()
+        snapshots = self._snapshots
+        newest = snapshots[-1].epoch if snapshots else NO_SNAPSHOT_EPOCH  # latest_epoch()
         if newest > epoch:
             raise SnapshotOrderError(epoch, newest, self.epochs_list())
         if newest == epoch:
-            return self._snapshots[-1]
+            return snapshots[-1]
         snapshot = Snapshot(epoch)
         self._snapshots.append(snapshot)
         self._by_epoch[epoch] = snapshot
@@ -170,8 +172,19 @@ class SnapshotRegistry:
     def delete_snapshots_up_to(self, epoch: int) -> None:
         """Delete every snapshot whose epoch is strictly less than ``epoch``, oldest first."""
         check_epoch(epoch)
-        while self._snapshots and self._snapshots[0].epoch < epoch:
-            self._delete(self._snapshots[0])
+        # The oldest snapshot has nothing older to merge into, so deleting from the front only
+        # erases: do that for every snapshot below `epoch`, then drop them in one go.
+        snapshots = self._snapshots
+        by_epoch = self._by_epoch
+        count = 0
+        for snapshot in snapshots:
+            if snapshot.epoch >= epoch:
+                break
+            snapshot.erase()
+            del by_epoch[snapshot.epoch]
+            count += 1
+        if count:
+            del snapshots[:count]
 
     def reset(self) -> None:
         """Drop all snapshots, then put every registered structure back to its initial state."""
