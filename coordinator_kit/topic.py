@@ -9,8 +9,12 @@ __all__ = ["TopicPartition", "CONSUMER_OFFSETS"]
 CONSUMER_OFFSETS = "__consumer_offsets"
 
 
-@dataclass(frozen=True, order=True, slots=True)
+@dataclass(frozen=True, order=True)
 class TopicPartition:
+    # Slots by hand rather than `slots=True`, to hold the hash as well without making it a field
+    # (fields(), asdict() and the generated methods see topic and partition only).
+    __slots__ = ("topic", "partition", "_hash")
+
     topic: str
     partition: int
 
@@ -20,6 +24,15 @@ class TopicPartition:
         if isinstance(self.partition, bool) or not isinstance(self.partition, int) \
                 or self.partition < 0:
             raise ValueError(f"partition must be an integer >= 0, got {self.partition!r}")
+        # What the dataclass hash computes, computed once: a write looks its partition up in
+        # several dicts and sets (contexts, event queues, partitions).
+        object.__setattr__(self, "_hash", hash((self.topic, self.partition)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[TopicPartition], tuple[str, int]]:
+        return TopicPartition, (self.topic, self.partition)
 
     @classmethod
     def offsets(cls, partition: int) -> TopicPartition:
