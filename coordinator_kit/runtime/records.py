@@ -43,9 +43,18 @@ class UnknownRecordTypeError(Exception):
 # What `json.dumps(data, sort_keys=True, separators=(",", ":"))` uses, built once instead of
 # once per call (the serde runs for every record written).
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+# The encoder's own string escaping (ensure_ascii), for the one-string-field struct below.
+_ESCAPE = json.encoder.encode_basestring_ascii
+_INT16 = struct.Struct(">h").pack
 
 
 def _struct_bytes(data: Mapping[str, Any]) -> bytes:
+    if type(data) is dict and len(data) == 1:
+        # One string field (the key-value shard's structs): the same bytes as the encoder,
+        # '{"name":"value"}' escaped the same way, without its general machinery.
+        for name, value in data.items():
+            if type(name) is str and type(value) is str:
+                return ("{" + _ESCAPE(name) + ":" + _ESCAPE(value) + "}").encode()
     return _ENCODER.encode(data).encode()
 
 
@@ -59,12 +68,12 @@ class RecordSerde:
         if record.record_type not in self.known_types:
             raise ValueError(f"can't write record type {record.record_type}: this coordinator "
                              f"knows {self.known_types}")
-        return struct.pack(">h", record.record_type) + _struct_bytes(record.key)
+        return _INT16(record.record_type) + _struct_bytes(record.key)
 
     def serialize_value(self, record: CoordinatorRecord) -> bytes | None:
         if record.value is None:
             return None
-        return struct.pack(">h", record.value_version) + _struct_bytes(record.value)
+        return _INT16(record.value_version) + _struct_bytes(record.value)
 
     def serialize(self, record: CoordinatorRecord) -> tuple[bytes, bytes | None]:
         return self.serialize_key(record), self.serialize_value(record)
