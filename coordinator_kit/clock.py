@@ -15,10 +15,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Scheduler", "TimerHandle", "SchedulerLimitExceeded"]
+__all__ = ["Scheduler", "TimerHandle", "TimerLane", "SchedulerLimitExceeded"]
 
 
 class SchedulerLimitExceeded(RuntimeError):
@@ -67,6 +68,117 @@ class TimerHandle:
         return f"TimerHandle({self.name!r}, at={self.when}ms, {state})"
 
 
+class _LaneSlot(TimerHandle):
+    """The one heap entry of a `TimerLane`: it stands for the lane's first timer."""
+
+    __slots__ = ("lane",)
+
+
+class TimerLane:
+    """Timers armed in (time, sequence) order that share one place in the scheduler's heap.
+
+    For many short-lived timers of one kind, such as a write's timeout (armed when the write
+    is appended, cancelled when it commits, seconds before it is due): arming takes a sequence
+    number and an append, and cancelling is the owner's business (`live(item)` says whether
+    the timer still stands), so neither touches the heap. A lane timer runs exactly where a
+    `TimerHandle` made by `call_later` at the same moment would: it keeps the (when, seq)
+    that call_later would have given it, its place in the heap is always the first timer not
+    yet run, and a cancelled first timer is skipped the way a cancelled handle is (no clock
+    movement). `Scheduler.pending()` lists each live lane timer as a handle named
+    `name(item)`; cancelling that handle calls `disarm(item)`, as does the lane when the timer
+    fires, so that `live(item)` is False from then on.
+
+    `arm` refuses (returns False) a timer due before the lane's last one, which could not keep
+    its order in a first-in-first-out lane; the owner then uses `call_later`.
+    """
+
+    def __init__(self, scheduler: Scheduler, callback: Callable[[Any], Any],
+                 live: Callable[[Any], bool], disarm: Callable[[Any], Any],
+                 name: Callable[[Any], str]) -> None:
+        self.scheduler = scheduler
+        self.callback = callback
+        self.live = live
+        self.disarm = disarm
+        self.name = name
+        self._timers: deque[tuple[int, int, Any]] = deque()  # (when, seq, item), in order
+        self._slot: _LaneSlot | None = None  # in the heap at the first timer's (when, seq)
+        scheduler._lanes.append(self)
+
+    def arm(self, delay_ms: int, item: Any) -> bool:
+        """Run `callback(item)` after `delay_ms`, unless `live(item)` is False by then."""
+        sched = self.scheduler
+        with sched._lock:
+            when = sched._now + delay_ms
+            timers = self._timers
+            # Forget the cancelled timers at the front (timeouts mostly end in arming order);
+            # the slot may still stand for one of them: it moves on when it reaches the top.
+            live = self.live
+            while timers and not live(timers[0][2]):
+                timers.popleft()
+            if timers and when < timers[-1][0]:
+                return False
+            seq = next(sched._seq)
+            timers.append((when, seq, item))
+            if self._slot is None:
+                self._place(when, seq)
+            return True
+
+    def _place(self, when: int, seq: int) -> None:
+        slot = _LaneSlot(when, seq, "lane", self._fire, (), None)
+        slot.lane = self
+        self._slot = slot
+        self.scheduler._push_entry(when, seq, slot)
+
+    def _drop_dead_head(self) -> bool:
+        """Called with the slot at the top of the heap: True when the first timer still stands.
+
+        Otherwise the slot moves to the first live timer (or leaves the heap); the caller
+        then pops the old slot and looks at the heap again."""
+        timers = self._timers
+        live = self.live
+        while timers and not live(timers[0][2]):
+            timers.popleft()
+        if timers and timers[0][1] == self._slot.seq:  # type: ignore[union-attr]
+            return True
+        self._slot = None
+        if timers:
+            self._place(timers[0][0], timers[0][1])
+        return False
+
+    def _fire(self) -> None:
+        with self.scheduler._lock:
+            _, _, item = self._timers.popleft()
+            self._slot = None
+            if self._timers:
+                self._place(self._timers[0][0], self._timers[0][1])
+        self.disarm(item)
+        self.callback(item)
+
+    def _pending(self) -> list[tuple[int, int, TimerHandle]]:
+        return [(when, seq, _LaneTimerView(self, when, seq, item))
+                for when, seq, item in self._timers if self.live(item)]
+
+    def __len__(self) -> int:
+        return sum(1 for _, _, item in self._timers if self.live(item))
+
+
+class _LaneTimerView(TimerHandle):
+    """A live lane timer as `Scheduler.pending()` shows it; `cancel()` cancels the timer."""
+
+    __slots__ = ("_lane", "_item")
+
+    def __init__(self, lane: TimerLane, when: int, seq: int, item: Any) -> None:
+        super().__init__(when, seq, lane.name(item), lane.callback, (item,), None)
+        self._lane = lane
+        self._item = item
+
+    def cancel(self) -> bool:
+        if not self._lane.live(self._item) or not super().cancel():
+            return False
+        self._lane.disarm(self._item)
+        return True
+
+
 def _never_called(*args: Any) -> None:  # pragma: no cover - a cancelled handle never runs
     raise AssertionError("a cancelled timer ran")
 
@@ -92,6 +204,7 @@ class Scheduler:
         self._wakeup = threading.Condition(self._lock)
         self._sleepers = 0  # threads in wait_for_work: only then is there anyone to notify
         self._cancelled = 0  # about how many cancelled handles the heap holds (see _push)
+        self._lanes: list[TimerLane] = []  # each has at most one entry (a _LaneSlot) in the heap
 
     # -- reading the time ---------------------------------------------------------------------
 
@@ -133,6 +246,12 @@ class Scheduler:
             self._wakeup.notify_all()
         return handle
 
+    def _push_entry(self, when: int, seq: int, handle: TimerHandle) -> None:
+        """Put a handle in the heap at a (when, seq) taken earlier (a lane's slot)."""
+        heapq.heappush(self._heap, (when, seq, handle))
+        if self._sleepers:
+            self._wakeup.notify_all()
+
     def call_later(self, delay_ms: int, callback: Callable[..., Any], *args: Any,
                    name: str = "") -> TimerHandle:
         """Run `callback(*args)` after `delay_ms` virtual milliseconds."""
@@ -148,17 +267,30 @@ class Scheduler:
 
     # -- running -------------------------------------------------------------------------------
 
+    def _drop_dead_head(self) -> bool:
+        """Pop the top of the heap if it stands for nothing (a cancelled handle, or a lane slot
+        whose timer was cancelled: the slot then moves on). True when something was popped."""
+        heap = self._heap
+        head = heap[0][2]
+        if head.cancelled:
+            heapq.heappop(heap)
+            self._cancelled -= 1
+            return True
+        if head.__class__ is _LaneSlot and not head.lane._drop_dead_head():  # type: ignore
+            heapq.heappop(heap)  # the slot's timer was cancelled; a new slot is in the heap
+            return True
+        return False
+
     def _pop_live(self, limit: int | None) -> TimerHandle | None:
         with self._lock:
-            while self._heap:
-                head = self._heap[0][2]
-                if head.cancelled:
-                    heapq.heappop(self._heap)
-                    self._cancelled -= 1
+            heap = self._heap
+            while heap:
+                if self._drop_dead_head():
                     continue
+                head = heap[0][2]
                 if limit is not None and head.when > limit:
                     return None
-                heapq.heappop(self._heap)
+                heapq.heappop(heap)
                 self._now = max(self._now, head.when)
                 return head
             return None
@@ -166,15 +298,17 @@ class Scheduler:
     def peek(self) -> int | None:
         """Time of the next pending callback, or None when nothing is scheduled."""
         with self._lock:
-            while self._heap and self._heap[0][2].cancelled:
-                heapq.heappop(self._heap)
-                self._cancelled -= 1
+            while self._heap and self._drop_dead_head():
+                pass
             return self._heap[0][0] if self._heap else None
 
     def pending(self) -> list[TimerHandle]:
         """Pending callbacks in the order they will run."""
         with self._lock:
-            return [h for _, _, h in sorted(self._heap) if h.pending]
+            entries = [e for e in self._heap if e[2].__class__ is not _LaneSlot]
+            for lane in self._lanes:
+                entries += lane._pending()
+            return [h for _, _, h in sorted(entries) if h.pending]
 
     def step(self) -> bool:
         """Run the next callback, moving the clock to its time. False when nothing is pending."""
@@ -251,7 +385,7 @@ class Scheduler:
         _check_ms("duration_ms", duration_ms)
         with self._lock:
             self._now += duration_ms
-            return sum(1 for _, _, h in self._heap if h.pending and h.when < self._now)
+            return sum(1 for h in self.pending() if h.when < self._now)
 
     def wait_for_work(self, timeout_s: float) -> None:
         """Block the driving thread until a callback is scheduled (threaded processor support)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from ..clock import Scheduler, TimerHandle
+from ..clock import Scheduler, TimerHandle, TimerLane
 from ..errors import Errors, KafkaError, java_string
 from ..states import StateTable
 from ..timeline import SnapshotRegistry
@@ -440,6 +440,22 @@ class CoordinatorContext:
         self.batch = None
 
 
+_IN_LANE: Any = object()  # a write's `_timeout` while its timeout waits in the runtime's lane
+
+
+def _timeout_live(event: _WriteEvent[Any]) -> bool:
+    return event._timeout is _IN_LANE
+
+
+def _timeout_disarm(event: _WriteEvent[Any]) -> None:
+    if event._timeout is _IN_LANE:
+        event._timeout = None
+
+
+def _timeout_name(event: _WriteEvent[Any]) -> str:
+    return f"timeout {event.name}"
+
+
 class _WriteEvent(Generic[T]):
     __slots__ = ("runtime", "key", "name", "op", "future", "timeout_ms", "result",
                  "_timeout", "created_ms")
@@ -475,9 +491,15 @@ class _WriteEvent(Generic[T]):
             ctx.append(NO_PRODUCER_ID, -1, list(result.records), result.replay_records,
                        result.is_atomic, self)
             if not self.future.done():
-                self._timeout = rt.scheduler.call_later(
-                    self.timeout_ms, rt._on_operation_timeout, self,
-                    name=f"timeout {self.name}")
+                # The write times out `timeout_ms` from now unless it completes first: in the
+                # runtime's timeout lane (a TimerLane: same firing order and pending() view as
+                # a call_later handle, without a heap entry per write), or, when it falls due
+                # before the lane's last timeout (a shorter timeout_ms), as a TimerHandle.
+                self._timeout = _IN_LANE
+                if not rt._timeouts.arm(self.timeout_ms, self):
+                    self._timeout = rt.scheduler.call_later(
+                        self.timeout_ms, rt._on_operation_timeout, self,
+                        name=f"timeout {self.name}")
         except BaseException as exc:
             self.complete(exc)
 
@@ -492,9 +514,11 @@ class _WriteEvent(Generic[T]):
             if append_future is not None:
                 append_future.complete_exceptionally(exc)
             self.future.complete_exceptionally(exc)
-        if self._timeout is not None:
-            self._timeout.cancel()
-            self._timeout = None
+        timeout = self._timeout
+        if timeout is not None:
+            if timeout is not _IN_LANE:
+                timeout.cancel()
+            self._timeout = None  # a lane timeout is cancelled by this (see _timeout_live)
 
     def __str__(self) -> str:
         return f"CoordinatorWriteEvent(name={self.name})"
@@ -589,6 +613,8 @@ class CoordinatorRuntime(Generic[S]):
         self._state_listeners: list[Callable[[TopicPartition, CoordinatorState,
                                               CoordinatorState], None]] = []
         self._on_operation_timeout = self._operation_timeout  # bound once, not once per write
+        self._timeouts = TimerLane(scheduler, self._on_operation_timeout, _timeout_live,
+                                   _timeout_disarm, _timeout_name)
 
     # -- plumbing ------------------------------------------------------------------------------
 
