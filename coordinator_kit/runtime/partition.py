@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..clock import Scheduler, TimerHandle
@@ -27,7 +27,7 @@ from ..errors import Errors, KafkaError
 from ..topic import TopicPartition
 from ..trace import LogContext, Trace
 
-__all__ = ["LogBatch", "Replica", "ReplicatedPartition", "PartitionWriter",
+__all__ = ["LogBatch", "BatchLog", "Replica", "ReplicatedPartition", "PartitionWriter",
            "RECORD_BATCH_OVERHEAD", "record_size_in_bytes", "DEFAULT_MAX_MESSAGE_BYTES"]
 
 RECORD_BATCH_OVERHEAD = 61  # v2 record batch header, bytes
@@ -85,8 +85,60 @@ class LogBatch:
             record_size_in_bytes(i, k, v) for i, (k, v) in enumerate(records))
 
 
-def _next_offset(batch: LogBatch) -> int:
-    return batch.base_offset + len(batch.records)
+# A batch as the log stores it: the fields of `LogBatch` in order, in a plain tuple.
+_Entry = tuple[int, tuple[tuple[bytes, bytes | None], ...], int, int, int, int, str | None, int]
+
+
+def _entry_next_offset(entry: _Entry) -> int:
+    return entry[0] + len(entry[1])
+
+
+class BatchLog(Sequence[LogBatch]):
+    """A replica's log: a read-only sequence of `LogBatch`, stored as plain tuples.
+
+    A long log is the largest thing a coordinator keeps alive (one batch per write at linger
+    0). Plain tuples of ints, strings and bytes are untracked by Python's cyclic garbage
+    collector once it has seen them, where dataclass instances are walked by every full
+    collection. So the log keeps tuples and hands out a `LogBatch` for each one read (equal
+    batch for batch, not the same object twice).
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, batches: Sequence[LogBatch] = ()) -> None:
+        self._entries: list[_Entry] = [_entry(b) for b in batches]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+        if isinstance(index, slice):
+            return [LogBatch(*e) for e in self._entries[index]]
+        return LogBatch(*self._entries[index])
+
+    def __iter__(self) -> Iterator[LogBatch]:
+        for entry in self._entries:
+            yield LogBatch(*entry)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, BatchLog):
+            return list(self) == list(other)
+        if isinstance(other, list):
+            return list(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def append(self, batch: LogBatch) -> None:
+        self._entries.append(_entry(batch))
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def _entry(batch: LogBatch) -> _Entry:
+    return (batch.base_offset, tuple(batch.records), batch.leader_epoch, batch.append_time_ms,
+            batch.producer_id, batch.producer_epoch, batch.control, batch.size_in_bytes)
 
 
 class Replica:
@@ -94,7 +146,7 @@ class Replica:
 
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
-        self.batches: list[LogBatch] = []
+        self.batches = BatchLog()
         self.log_end_offset = 0
         self.high_watermark = 0  # this replica's own view (followers learn it from fetches)
         # follower-side fault knobs
@@ -107,9 +159,10 @@ class Replica:
         self.inflight: TimerHandle | None = None
 
     def truncate_to(self, offset: int) -> None:
-        keep = [b for b in self.batches if b.next_offset <= offset]
-        self.batches = keep
-        self.log_end_offset = keep[-1].next_offset if keep else 0
+        keep = [e for e in self.batches._entries if _entry_next_offset(e) <= offset]
+        self.batches = BatchLog()
+        self.batches._entries = keep
+        self.log_end_offset = _entry_next_offset(keep[-1]) if keep else 0
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
 
     def __repr__(self) -> str:
@@ -230,9 +283,10 @@ class ReplicatedPartition:
             leader = replicas[leader_id]
             records = tuple(records)
             base_offset = leader.log_end_offset
-            batch = LogBatch(base_offset, records, self.leader_epoch, self.scheduler.now,
-                             producer_id, producer_epoch, control, size)
-            leader.batches.append(batch)
+            # LogBatch(base_offset, records, ...) as the log stores it (see BatchLog)
+            leader.batches._entries.append((base_offset, records, self.leader_epoch,
+                                            self.scheduler._now, producer_id, producer_epoch,
+                                            control, size))
             leader.log_end_offset = leader.known_leo = end = base_offset + len(records)
             for b, f in replicas.items():  # the followers, in replica order
                 if b != leader_id and f.parked_offset is not None:
@@ -243,7 +297,8 @@ class ReplicatedPartition:
     def read(self, broker_id: int, start_offset: int = 0) -> list[LogBatch]:
         """Batches from `start_offset` on the given broker's replica (the loader reads these)."""
         with self._lock:
-            return [b for b in self.replicas[broker_id].batches if b.next_offset > start_offset]
+            return [LogBatch(*e) for e in self.replicas[broker_id].batches._entries
+                    if _entry_next_offset(e) > start_offset]
 
     def _maybe_increment_hwm(self) -> None:
         leader_id = self.leader_id
@@ -283,8 +338,8 @@ class ReplicatedPartition:
 
     def _respond(self, f: Replica, offset: int) -> None:
         f.parked_offset = None
-        log = self.leader.batches  # ordered by offset: skip what the follower has by bisection
-        batches = tuple(log[bisect_right(log, offset, key=_next_offset):])
+        log = self.leader.batches._entries  # ordered by offset: skip what the follower has
+        batches = tuple(log[bisect_right(log, offset, key=_entry_next_offset):])
         f.inflight = self.scheduler.call_later(
             self.replication_latency_ms, self._on_fetch_response, f, batches,
             self.leader.high_watermark, self.leader_epoch,
@@ -338,7 +393,7 @@ class ReplicatedPartition:
             self.replication_latency_ms + f.fetch_delay_ms, self._on_fetch, f,
             f.log_end_offset, self.leader_epoch, name=f"fetch-{self.tp}-from-{f.broker_id}")
 
-    def _on_fetch_response(self, f: Replica, batches: tuple[LogBatch, ...], leader_hwm: int,
+    def _on_fetch_response(self, f: Replica, batches: tuple[_Entry, ...], leader_hwm: int,
                            epoch: int) -> None:
         with self._lock:
             f.inflight = None
@@ -346,10 +401,11 @@ class ReplicatedPartition:
                 self._send_fetch(f)
                 return
             copied_from = f.log_end_offset
+            log = f.batches._entries
             for b in batches:
-                if b.base_offset >= f.log_end_offset:
-                    f.batches.append(b)
-                    f.log_end_offset = b.next_offset
+                if b[0] >= f.log_end_offset:  # base offset
+                    log.append(b)
+                    f.log_end_offset = _entry_next_offset(b)
             f.high_watermark = max(f.high_watermark, min(leader_hwm, f.log_end_offset))
             if f.log_end_offset > copied_from:
                 LogContext(self.trace, f"broker-{f.broker_id}").event(
