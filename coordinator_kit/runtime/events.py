@@ -56,6 +56,11 @@ class EventAccumulator:
         self._pick = (self._rng._randbelow  # type: ignore[attr-defined]
                       if randrange is random.Random.randrange
                       and hasattr(self._rng, "_randbelow") else self._rng.randrange)
+        # For a plain random.Random, _randbelow(1) is `getrandbits(1)` until it returns 0 (one
+        # key with work, the usual case): the same draws, without the Python-level call.
+        self._getrandbits = (self._rng.getrandbits if type(self._rng) is random.Random
+                             and self._pick == self._rng._randbelow_with_getrandbits
+                             else None)
 
     # -- producers ------------------------------------------------------------------------------
 
@@ -107,11 +112,18 @@ class EventAccumulator:
                     self._pollers -= 1
                 if not available:
                     return None
-            i = self._pick(len(available))
-            last = available.pop()
-            key = last
-            if i < len(available):
-                key, available[i] = available[i], last
+            n = len(available)
+            if n == 1 and self._getrandbits is not None:
+                getrandbits = self._getrandbits
+                while getrandbits(1):  # _randbelow(1), as the generator computes it
+                    pass
+                key = available.pop()
+            else:
+                i = self._pick(n)
+                last = available.pop()
+                key = last
+                if i < len(available):
+                    key, available[i] = available[i], last
             queue = self._queues[key]
             event = queue.popleft()
             if not queue:

@@ -62,6 +62,22 @@ def record_size_in_bytes(offset_delta: int, key: bytes, value: bytes | None) -> 
     return _varint_size(body) + body
 
 
+def record_body_size(key: bytes, value: bytes | None) -> int:
+    """The part of a record's body that does not depend on its offset delta (see below)."""
+    n = len(key)
+    body = 3 + (1 if n < 64 else _varint_size(n)) + n
+    if value is None:
+        return body + 1
+    n = len(value)
+    return body + (1 if n < 64 else _varint_size(n)) + n
+
+
+def record_size_from_body(body_size: int, offset_delta: int) -> int:
+    """`record_size_in_bytes(offset_delta, key, value)` from `record_body_size(key, value)`."""
+    body = body_size + (1 if 0 <= offset_delta < 64 else _varint_size(offset_delta))
+    return body + (1 if body < 64 else _varint_size(body))
+
+
 @dataclass(frozen=True)
 class LogBatch:
     """One record batch as stored in the log."""

@@ -108,6 +108,12 @@ class DeterministicEventProcessor(EventProcessor):
         self._handle: TimerHandle | None = None
         self.events_run = 0
 
+    def enqueue_last(self, event: Any) -> None:
+        self.accumulator.add_last(event)
+        handle = self._handle  # self._wake(), written out: this runs for every write
+        if handle is None or handle.done or handle.cancelled:
+            self._handle = self.scheduler.call_soon(self._run_one, name="event-processor")
+
     def _wake(self) -> None:
         handle = self._handle
         if handle is None or handle.done or handle.cancelled:  # not handle.pending

@@ -35,7 +35,7 @@ from .future import CoordinatorFuture
 from .loader import CoordinatorLoader, LoadSummary
 from .metadata import MetadataDelta, MetadataImage
 from .partition import (NO_PRODUCER_ID, RECORD_BATCH_OVERHEAD, PartitionWriter,
-                        ReplicatedPartition, record_size_in_bytes)
+                        ReplicatedPartition, record_body_size, record_size_from_body)
 from .processor import DeterministicEventProcessor, EventProcessor
 from .records import RecordSerde
 from .shard import CoordinatorResult, CoordinatorShard, CoordinatorShardBuilderSupplier
@@ -314,15 +314,14 @@ class CoordinatorContext:
         batch = self.batch
         assert batch is not None
 
-        # Each record's size at offset delta 0 (Kafka's estimate uses deltas 0..n-1); the
-        # record at delta 0 of an empty batch, the common case, reuses it instead of measuring
-        # again.
-        first_size = record_size_in_bytes(0, *serialized[0])
+        # Each record is measured once: its size without the offset delta varint, from which
+        # its size at any offset delta follows (Kafka's estimate puts the records at deltas
+        # 0..n-1; in the batch they go at their own delta).
+        bodies = [record_body_size(k, v) for k, v in serialized]
         if is_atomic:
-            estimated = RECORD_BATCH_OVERHEAD + first_size
-            if len(serialized) > 1:
-                estimated += sum(record_size_in_bytes(i, k, v)
-                                 for i, (k, v) in enumerate(serialized) if i)
+            estimated = RECORD_BATCH_OVERHEAD
+            for i, body in enumerate(bodies):
+                estimated += record_size_from_body(body, i)
             if estimated > batch.max_batch_size:
                 raise Errors.MESSAGE_TOO_LARGE.exception(
                     f"Message batch size is {estimated} bytes in append to partition {self.tp} "
@@ -333,10 +332,8 @@ class CoordinatorContext:
                 batch = self.batch
                 assert batch is not None
 
-        for i, (record, (key, value)) in enumerate(zip(records, serialized)):
-            delta = batch.next_offset - batch.base_offset
-            size = (first_size if delta == 0 and i == 0
-                    else record_size_in_bytes(delta, key, value))
+        for record, (key, value), body in zip(records, serialized, bodies):
+            size = record_size_from_body(body, batch.next_offset - batch.base_offset)
             if not is_atomic and not batch.has_room_for(size):
                 self.flush_current_batch()
                 self._maybe_allocate_batch(producer_id, producer_epoch, now)
@@ -470,7 +467,7 @@ class _WriteEvent(Generic[T]):
         self.timeout_ms = timeout_ms
         self.result: CoordinatorResult[T] | None = None
         self._timeout: TimerHandle | None = None
-        self.created_ms = runtime.scheduler.now
+        self.created_ms = runtime.scheduler._now  # .now
 
     def run(self) -> None:
         rt = self.runtime
@@ -675,7 +672,8 @@ class CoordinatorRuntime(Generic[S]):
                                  op: Callable[[S], CoordinatorResult[T]],
                                  timeout_ms: int | None = None) -> CoordinatorFuture[T]:
         """Run `op(shard)` as a write; the future completes when its records commit."""
-        self._throw_if_not_running()
+        if not self._running:  # _throw_if_not_running()
+            raise Errors.NOT_COORDINATOR.exception()
         return self._schedule_write(name, tp, op, timeout_ms)
 
     def _schedule_write(self, name: str, tp: TopicPartition, op: Callable[[Any], Any],
