@@ -4,7 +4,8 @@ Run it from the repository root::
 
     .venv/bin/python benchmarks/runtime.py            # 200,000 writes per configuration
     .venv/bin/python benchmarks/runtime.py --quick    # 20,000 writes, a few seconds
-    .venv/bin/python benchmarks/runtime.py --profile linger=0,level=INFO   # cProfile one run
+    .venv/bin/python benchmarks/runtime.py --gc freeze   # gc.freeze() after setup (see below)
+    .venv/bin/python benchmarks/runtime.py --profile linger=0,per_step=all,serde=binary
 
 What is measured
 ----------------
@@ -18,6 +19,16 @@ only if its future completed successfully (its records committed). The time is w
 (`time.perf_counter`) from the first submission to the last completion; loading the partition is
 not timed. The benchmark may read the wall clock; the kit's core never does.
 
+Each linger runs in four configurations (INFO rows):
+
+* `per_step=1`: the processor's default, one coordinator event per scheduler step (what learners
+  step through); `per_step=all`: `DeterministicEventProcessor(max_events_per_step=None)`, one
+  step runs events back to back while nothing else is due (same events, same order, same virtual
+  times and trace; fewer scheduler round trips);
+* `serde=json`: `KV_SERDE`, the sandbox's default (Kafka's framing, JSON structs);
+  `serde=binary`: `KV_BINARY_SERDE` (Kafka's framing, int16 type/version + uint16-length UTF-8
+  strings). The floor of a row uses the row's serde, so its ratio compares like with like.
+
 The floor
 ---------
 The floor is the same per-write shard work with no runtime around it, timed in the same process
@@ -25,7 +36,7 @@ right before the runtime run of that configuration:
 
 * build the record and response exactly as the runtime does, by calling `KeyValueShard.put`
   on a real shard (its `CoordinatorResult`, `kv_record`, response string, `store.get`);
-* serialise every record with `KV_SERDE` (the runtime serialises before appending);
+* serialise every record with the row's serde (the runtime serialises before appending);
 * replay it into the shard's `TimelineHashMap` under a `SnapshotRegistry` (`KeyValueShard.replay`);
 * take a snapshot per batch at the batch's end offset, as the runtime does when the batch is
   appended (one write per batch at linger 0, one wave per batch at linger 10 ms), and drop the
@@ -35,19 +46,29 @@ It has no events, accumulator, futures, log, size estimates, replication, high-w
 listener, deferred queue, timers or trace. So "floor writes/s" is an upper bound for this shard
 in this interpreter, and "ratio" (runtime / floor) says how much of the time the runtime's own
 machinery takes. Targets: at least 100,000 committed writes/s and at least 25% of the floor.
+Making the shard's own work cheaper (a faster serde) raises both rates and lowers the ratio.
 
-Python's cyclic garbage collector runs as usual in both. It costs the runtime much more than the
-floor: the runtime keeps the partition log (one `LogBatch` per batch, so one per write at linger
-0) and every in-flight write (event, future, timeout timer, result) alive, and each full
-collection walks all of it. Wall-clock figures move with the machine's load; `--repeat 3` keeps
-the fastest of three runs of each side.
+Garbage collection
+------------------
+`--gc default` (the default): Python's cyclic garbage collector runs with its default settings
+in both floor and runtime, and the table says so. The runtime keeps more alive than the floor:
+every in-flight write (event, future, methodcaller, result, record) until it commits, and at
+linger 0 a snapshot per write; each collection that finds them walks them. The partition log
+is stored as plain tuples (`BatchLog`), which the collector stops tracking, so a long log no
+longer makes full collections expensive. `--gc freeze`: `gc.freeze()` after the setup (imports,
+load, workload built) and before timing, in both floor and runtime, so collections skip what the
+process had before the run; everything created during the run is collected as usual. The header
+line names the setting; figures for the targets are quoted with `--gc default`.
 
-The trace runs at INFO (as a production broker logs); the DEBUG rows, where learners' notebooks
-run and every event is recorded and rendered as a Kafka log line, are for comparison only and
-are not held to the targets. After every run the result is checked: the shard's map equals the
-expected final dict (at the latest and at the committed epoch), last_committed_offset ==
-last_written_offset == the partition's high watermark, and every write committed. A failed check
-exits with status 1; a missed target exits with status 0 unless `--strict` is given.
+Wall-clock figures move with the machine's load; `--repeat 3` keeps the fastest of three runs of
+each side. The trace runs at INFO (as a production broker logs); the DEBUG rows (per_step=1,
+JSON), where learners' notebooks run and every event is recorded and rendered as a Kafka log
+line, are for comparison only and are not held to the targets. After every run the result is
+checked: the shard's map equals the expected final dict (at the latest and at the committed
+epoch), decoding the leader's log with the serde and applying it gives the same dict,
+last_committed_offset == last_written_offset == the partition's high watermark, and every write
+committed. A failed check exits with status 1; a missed target exits with status 0 unless
+`--strict` is given.
 """
 
 from __future__ import annotations
@@ -70,9 +91,11 @@ except ImportError:  # run from a checkout without installing the kit
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from coordinator_kit.clock import Scheduler
-from coordinator_kit.runtime import (CoordinatorRuntime, CoordinatorState, ReplicatedPartition,
-                                     RuntimeConfig)
-from coordinator_kit.runtime.kv import KV_SERDE, KeyValueShard, KeyValueShardBuilder
+from coordinator_kit.runtime import (CoordinatorRuntime, CoordinatorState,
+                                     DeterministicEventProcessor, RecordSerde,
+                                     ReplicatedPartition, RuntimeConfig)
+from coordinator_kit.runtime.kv import (KV_BINARY_SERDE, KV_SERDE, KeyValueShard,
+                                        KeyValueShardBuilder)
 from coordinator_kit.timeline import SnapshotRegistry, TimelineHashMap
 from coordinator_kit.topic import TopicPartition
 from coordinator_kit.trace import LogContext, Trace
@@ -100,14 +123,21 @@ class Workload:
         return dict(zip(keys, values))
 
 
+SERDES: dict[str, RecordSerde] = {"json": KV_SERDE, "binary": KV_BINARY_SERDE}
+PER_STEP = {"1": 1, "all": None}  # DeterministicEventProcessor(max_events_per_step=...)
+
+
 @dataclass(frozen=True)
 class Config:
     linger_ms: int
     level: str
+    per_step: str = "1"
+    serde: str = "json"
 
     @property
     def label(self) -> str:
-        return f"linger={self.linger_ms},level={self.level}"
+        return (f"linger={self.linger_ms},level={self.level},per_step={self.per_step},"
+                f"serde={self.serde}")
 
 
 @dataclass
@@ -142,14 +172,28 @@ class _NoTimer:
 # -- the floor ----------------------------------------------------------------------------------
 
 
-def run_floor(work: Workload, linger_ms: int) -> tuple[int, float, list[str]]:
+def _prepare_gc(gc_mode: str) -> None:
+    """Collect what setup left behind; with `freeze`, move everything alive to the permanent
+    generation so the run's collections skip it (undone by `_release_gc`)."""
+    gc.collect()
+    if gc_mode == "freeze":
+        gc.freeze()
+
+
+def _release_gc(gc_mode: str) -> None:
+    if gc_mode == "freeze":
+        gc.unfreeze()
+
+
+def run_floor(work: Workload, linger_ms: int, serde: RecordSerde = KV_SERDE,
+              gc_mode: str = "default") -> tuple[int, float, list[str]]:
     """The same shard work as the runtime does per write, with nothing around it."""
     keys, values = work.items()
     scheduler = Scheduler()
     registry = SnapshotRegistry()
     log = LogContext(Trace(scheduler, level="INFO"), "floor")
     shard: KeyValueShard = KeyValueShard(log, TimelineHashMap(registry), _NoTimer())
-    serialize = KV_SERDE.serialize
+    serialize = serde.serialize
     replay = shard.replay
     put = shard.put
     snapshot = registry.idempotent_create_snapshot
@@ -157,7 +201,7 @@ def run_floor(work: Workload, linger_ms: int) -> tuple[int, float, list[str]]:
     batch_per_write = linger_ms == 0
     offset = 0
     done = 0
-    gc.collect()
+    _prepare_gc(gc_mode)
     start = time.perf_counter()
     for first in range(0, work.writes, work.wave):
         for i in range(first, min(first + work.wave, work.writes)):
@@ -173,6 +217,7 @@ def run_floor(work: Workload, linger_ms: int) -> tuple[int, float, list[str]]:
             snapshot(offset)
         registry.delete_snapshots_up_to(offset)
     seconds = time.perf_counter() - start
+    _release_gc(gc_mode)
     problems = []
     if dict(shard.store.items()) != work.expected():
         problems.append("floor: final map differs from the expected dict")
@@ -182,23 +227,26 @@ def run_floor(work: Workload, linger_ms: int) -> tuple[int, float, list[str]]:
 # -- the runtime --------------------------------------------------------------------------------
 
 
-def run_runtime(work: Workload, config: Config, profile: cProfile.Profile | None = None
-                ) -> tuple[int, float, list[str]]:
+def run_runtime(work: Workload, config: Config, profile: cProfile.Profile | None = None,
+                gc_mode: str = "default") -> tuple[int, float, list[str]]:
     keys, values = work.items()
     scheduler = Scheduler()
     trace = Trace(scheduler, level=config.level)
     partition = ReplicatedPartition(TP, scheduler, trace)
+    serde = SERDES[config.serde]
     runtime: CoordinatorRuntime[KeyValueShard] = CoordinatorRuntime(
         broker_id=0, scheduler=scheduler, trace=trace, partitions={TP: partition},
-        shard_builder_supplier=KeyValueShardBuilder, serde=KV_SERDE,
-        config=RuntimeConfig(append_linger_ms=config.linger_ms))
+        shard_builder_supplier=KeyValueShardBuilder, serde=serde,
+        config=RuntimeConfig(append_linger_ms=config.linger_ms),
+        processor=DeterministicEventProcessor(  # the runtime's own default but for per_step
+            scheduler, seed=0, max_events_per_step=PER_STEP[config.per_step]))
     runtime.schedule_load_operation(TP, 0)
     scheduler.run_until(lambda: runtime.context_state(TP) is CoordinatorState.ACTIVE)
     write = runtime.schedule_write_operation
     committed = 0
     failures: list[BaseException] = []
 
-    gc.collect()
+    _prepare_gc(gc_mode)
     if profile is not None:
         profile.enable()
     start = time.perf_counter()
@@ -225,6 +273,7 @@ def run_runtime(work: Workload, config: Config, profile: cProfile.Profile | None
     seconds = time.perf_counter() - start
     if profile is not None:
         profile.disable()
+    _release_gc(gc_mode)
 
     problems = []
     if failures:
@@ -249,20 +298,31 @@ def run_runtime(work: Workload, config: Config, profile: cProfile.Profile | None
         if partition.high_watermark != coordinator.last_committed_offset:
             problems.append(f"high watermark {partition.high_watermark} != "
                             f"last_committed_offset {coordinator.last_committed_offset}")
+        decoded: dict[str, str] = {}
+        for batch in partition.read(0):
+            for key, value in batch.records:
+                record = serde.deserialize(key, value)
+                if record.value is None:
+                    decoded.pop(record.key["key"], None)
+                else:
+                    decoded[record.key["key"]] = record.value["value"]
+        if decoded != expected:
+            problems.append("the leader's log, decoded with the serde, differs from the "
+                            "expected dict")
     runtime.close()
     return committed, seconds, [f"{config.label}: {p}" for p in problems]
 
 
-def measure(work: Workload, config: Config, repeat: int = 1) -> Result:
+def measure(work: Workload, config: Config, repeat: int = 1, gc_mode: str = "default") -> Result:
     """Floor then runtime, `repeat` times each; the fastest run of each counts (as timeit)."""
     problems: list[str] = []
     floor = runtime = None
     for _ in range(repeat):
-        writes, seconds, more = run_floor(work, config.linger_ms)
+        writes, seconds, more = run_floor(work, config.linger_ms, SERDES[config.serde], gc_mode)
         problems += more
         if floor is None or seconds < floor[1]:
             floor = (writes, seconds)
-        committed, seconds, more = run_runtime(work, config)
+        committed, seconds, more = run_runtime(work, config, gc_mode=gc_mode)
         problems += more
         if runtime is None or seconds < runtime[1]:
             runtime = (committed, seconds)
@@ -279,23 +339,30 @@ def _verdict(result: Result) -> str:
     return f"{rate:<6} {ratio}"
 
 
-def print_table(work: Workload, results: list[Result]) -> None:
+GC_NOTES = {
+    "default": "GC: default settings " + str(gc.get_threshold()),
+    "freeze": "GC: gc.freeze() after setup, default thresholds " + str(gc.get_threshold()),
+}
+
+
+def print_table(work: Workload, results: list[Result], gc_mode: str = "default") -> None:
     print(f"{work.writes:,} puts over {work.keys:,} keys in waves of {work.wave:,}; "
-          f"Python {sys.version.split()[0]}; targets: >= {TARGET_WRITES_PER_S:,} committed "
-          f"writes/s and >= {TARGET_RATIO:.0%} of the floor (INFO rows)")
-    header = (f"{'configuration':<24} {'writes':>9} {'seconds':>8} {'committed/s':>12} "
+          f"Python {sys.version.split()[0]}; {GC_NOTES[gc_mode]}; targets: "
+          f">= {TARGET_WRITES_PER_S:,} committed writes/s and >= {TARGET_RATIO:.0%} of the floor "
+          f"(INFO rows)")
+    header = (f"{'configuration':<46} {'writes':>9} {'seconds':>8} {'committed/s':>12} "
               f"{'floor/s':>10} {'ratio':>6}  {'>=100k >=25%':<12}")
     print(header)
     print("-" * len(header))
     for r in results:
         note = "" if r.config.level == "INFO" else "  (comparison only)"
-        print(f"{r.config.label:<24} {r.committed:>9,} {r.seconds:>8.2f} {r.rate:>12,.0f} "
+        print(f"{r.config.label:<46} {r.committed:>9,} {r.seconds:>8.2f} {r.rate:>12,.0f} "
               f"{r.floor_rate:>10,.0f} {r.ratio:>6.1%}  {_verdict(r):<12}{note}")
 
 
-def profile_one(work: Workload, config: Config, top: int) -> None:
+def profile_one(work: Workload, config: Config, top: int, gc_mode: str = "default") -> None:
     profiler = cProfile.Profile()
-    committed, seconds, problems = run_runtime(work, config, profiler)
+    committed, seconds, problems = run_runtime(work, config, profiler, gc_mode)
     print(f"{config.label}: {committed:,} committed in {seconds:.2f} s under cProfile")
     for problem in problems:
         print("PROBLEM:", problem)
@@ -307,7 +374,16 @@ def profile_one(work: Workload, config: Config, top: int) -> None:
 
 def _parse_config(text: str) -> Config:
     fields = dict(part.split("=", 1) for part in text.split(","))
-    return Config(int(fields.get("linger", "0")), fields.get("level", "INFO").upper())
+    unknown = set(fields) - {"linger", "level", "per_step", "serde"}
+    if unknown:
+        raise SystemExit(f"unknown configuration field(s) {sorted(unknown)}: use linger, level, "
+                         f"per_step (1 or all) and serde (json or binary)")
+    config = Config(int(fields.get("linger", "0")), fields.get("level", "INFO").upper(),
+                    fields.get("per_step", "1"), fields.get("serde", "json"))
+    if config.per_step not in PER_STEP or config.serde not in SERDES:
+        raise SystemExit(f"per_step must be one of {list(PER_STEP)} and serde one of "
+                         f"{list(SERDES)}, got {text!r}")
+    return config
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -323,7 +399,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-debug", action="store_true", help="skip the DEBUG comparison rows")
     parser.add_argument("--strict", action="store_true",
                         help="exit with status 2 when an INFO row misses a target")
-    parser.add_argument("--profile", metavar="linger=N,level=L",
+    parser.add_argument("--gc", choices=sorted(GC_NOTES), default="default",
+                        help="garbage collector setting for floor and runtime (default: Python's "
+                             "defaults; freeze: gc.freeze() after setup)")
+    parser.add_argument("--profile", metavar="linger=N,level=L,per_step=1|all,serde=json|binary",
                         help="run one configuration under cProfile and print the hot spots")
     parser.add_argument("--top", type=int, default=30, help="rows of profile output")
     args = parser.parse_args(argv)
@@ -331,21 +410,23 @@ def main(argv: list[str] | None = None) -> int:
     writes = args.writes or (20_000 if args.quick else 200_000)
     work = Workload(writes, min(args.keys, writes), args.wave)
     if args.profile:
-        profile_one(work, _parse_config(args.profile), args.top)
+        profile_one(work, _parse_config(args.profile), args.top, args.gc)
         return 0
 
-    configs = [Config(0, "INFO"), Config(10, "INFO")]
+    configs = [Config(linger, "INFO", per_step, serde) for linger in (0, 10)
+               for per_step in PER_STEP for serde in SERDES]
     if not args.no_debug:
         configs += [Config(0, "DEBUG"), Config(10, "DEBUG")]
-    results = [measure(work, c, args.repeat) for c in configs]
-    print_table(work, results)
+    results = [measure(work, c, args.repeat, args.gc) for c in configs]
+    print_table(work, results, args.gc)
     problems = [p for r in results for p in r.problems]
     for problem in problems:
         print("CHECK FAILED:", problem)
     if problems:
         return 1
-    print("checks: every write committed; final map (latest and committed) equals the expected "
-          "dict; last_committed_offset == last_written_offset == high watermark")
+    print("checks: every write committed; final map (latest and committed) and the leader's log "
+          "decoded with the serde equal the expected dict; last_committed_offset == "
+          "last_written_offset == high watermark")
     missed = [r for r in results if r.config.level == "INFO" and "MISS" in _verdict(r)]
     return 2 if missed and args.strict else 0
 
