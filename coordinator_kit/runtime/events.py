@@ -32,8 +32,13 @@ class CoordinatorEvent(Protocol):
 class EventAccumulator:
     """Per-key FIFO queues with at most one in-flight event per key."""
 
-    def __init__(self, rng: random.Random | None = None) -> None:
+    def __init__(self, rng: random.Random | None = None, *, thread_safe: bool = True) -> None:
+        """`thread_safe=False` is for a single thread that both adds and polls (the
+        deterministic processor's own accumulator): adding, polling an available event and
+        finishing one then skip the lock. Blocking calls (`poll` with a timeout and nothing
+        available, `wait_idle`) and the inspection methods lock either way."""
         self._rng = rng if rng is not None else random.Random(0)
+        self.thread_safe = thread_safe
         self._queues: dict[Hashable, deque[Any]] = {}
         self._available: list[Hashable] = []
         self._inflight: set[Hashable] = set()
@@ -61,31 +66,42 @@ class EventAccumulator:
         self._getrandbits = (self._rng.getrandbits if type(self._rng) is random.Random
                              and self._pick == self._rng._randbelow_with_getrandbits
                              else None)
+        if not thread_safe:
+            self.add_last = self._add_last  # type: ignore[method-assign]
+            self.add_first = self._add_first  # type: ignore[method-assign]
+            self.poll = self._poll_unlocked  # type: ignore[method-assign]
+            self.done = self._done  # type: ignore[method-assign]
 
     # -- producers ------------------------------------------------------------------------------
 
     def add_last(self, event: Any) -> None:
         with self._lock:
-            if self._closed:
-                raise RejectedExecutionError(f"can't accept {event}: the accumulator is closed")
-            key = event.key
-            queue = self._queues.get(key)
-            if queue is None:
-                queue = self._new_queue(key)
-            queue.append(event)
-            self._size += 1
+            self._add_last(event)
 
     def add_first(self, event: Any) -> None:
         """Jump the queue of its key (used for high-watermark updates and linger flushes)."""
         with self._lock:
-            if self._closed:
-                raise RejectedExecutionError(f"can't accept {event}: the accumulator is closed")
-            key = event.key
-            queue = self._queues.get(key)
-            if queue is None:
-                queue = self._new_queue(key)
-            queue.appendleft(event)
-            self._size += 1
+            self._add_first(event)
+
+    def _add_last(self, event: Any) -> None:
+        if self._closed:
+            raise RejectedExecutionError(f"can't accept {event}: the accumulator is closed")
+        key = event.key
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._new_queue(key)
+        queue.append(event)
+        self._size += 1
+
+    def _add_first(self, event: Any) -> None:
+        if self._closed:
+            raise RejectedExecutionError(f"can't accept {event}: the accumulator is closed")
+        key = event.key
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._new_queue(key)
+        queue.appendleft(event)
+        self._size += 1
 
     def _new_queue(self, key: Hashable) -> deque[Any]:
         """A key gets work (called under the lock): it becomes available unless in flight."""
@@ -112,37 +128,50 @@ class EventAccumulator:
                     self._pollers -= 1
                 if not available:
                     return None
-            n = len(available)
-            if n == 1 and self._getrandbits is not None:
-                getrandbits = self._getrandbits
-                while getrandbits(1):  # _randbelow(1), as the generator computes it
-                    pass
-                key = available.pop()
-            else:
-                i = self._pick(n)
-                last = available.pop()
-                key = last
-                if i < len(available):
-                    key, available[i] = available[i], last
-            queue = self._queues[key]
-            event = queue.popleft()
-            if not queue:
-                del self._queues[key]
-            self._inflight.add(key)
-            self._size -= 1
-            return event
+            return self._take()
+
+    def _poll_unlocked(self, timeout_s: float | None = 0.0) -> Any | None:
+        if self._available:
+            return self._take()
+        return EventAccumulator.poll(self, timeout_s)  # nothing available: the locked path
+
+    def _take(self) -> Any:
+        """Hand out the head event of a random available key (one is available)."""
+        available = self._available
+        n = len(available)
+        if n == 1 and self._getrandbits is not None:
+            getrandbits = self._getrandbits
+            while getrandbits(1):  # _randbelow(1), as the generator computes it
+                pass
+            key = available.pop()
+        else:
+            i = self._pick(n)
+            last = available.pop()
+            key = last
+            if i < len(available):
+                key, available[i] = available[i], last
+        queue = self._queues[key]
+        event = queue.popleft()
+        if not queue:
+            del self._queues[key]
+        self._inflight.add(key)
+        self._size -= 1
+        return event
 
     def done(self, event: Any) -> None:
         """The event of this key finished: its next event may now be handed out."""
         with self._lock:
-            key = event.key
-            self._inflight.discard(key)
-            if key in self._queues:
-                self._available.append(key)
-                if self._pollers:
-                    self._cond.notify()
-            if self._idle_waiters and self._size == 0 and not self._inflight:
-                self._idle.notify_all()
+            self._done(event)
+
+    def _done(self, event: Any) -> None:
+        key = event.key
+        self._inflight.discard(key)
+        if key in self._queues:
+            self._available.append(key)
+            if self._pollers:
+                self._cond.notify()
+        if self._idle_waiters and self._size == 0 and not self._inflight:
+            self._idle.notify_all()
 
     def wait_idle(self, timeout_s: float | None = None) -> bool:
         """Block until nothing is queued or in flight; True when idle."""

@@ -103,7 +103,10 @@ class DeterministicEventProcessor(EventProcessor):
             raise ValueError(f"max_events_per_step must be an int >= 1 or None, got "
                              f"{max_events_per_step!r}")
         self.scheduler = scheduler
-        self.accumulator = accumulator or EventAccumulator(random.Random(seed))
+        # Every event runs on the thread that drives the scheduler, and the runtime enqueues on
+        # it too, so the processor's own accumulator skips the locking (pass one to keep it).
+        self.accumulator = accumulator or EventAccumulator(random.Random(seed),
+                                                           thread_safe=False)
         self.max_events_per_step = max_events_per_step
         self._handle: TimerHandle | None = None
         self.events_run = 0
@@ -143,15 +146,25 @@ class DeterministicEventProcessor(EventProcessor):
         heap = scheduler._heap
         limit = self.max_events_per_step
         ran = 1
-        thread = self.thread_name
+        poll = accumulator.poll
+        done = accumulator.done
         while accumulator._size > 0 and self._handle is None and \
                 (limit is None or ran < limit) and not (heap and heap[0][0] <= scheduler._now):
-            event = accumulator.poll(0.0)
+            event = poll(0.0)
             if event is None:
                 return
             self.events_run += 1
             ran += 1
-            self._run(event, thread)
+            # self._run(event, self.thread_name), written out
+            log = self.log
+            if log is not None and log.trace.threshold <= _DEBUG:  # P-EXEC is a DEBUG line
+                self._thread_log(log, self.thread_name).log("P-EXEC", event=event)
+            try:
+                event.run()
+            except BaseException as exc:  # an event must never kill the processor
+                event.complete(exc)
+            finally:
+                done(event)
 
     def close(self) -> None:
         self.accumulator.close()

@@ -309,10 +309,14 @@ class CoordinatorContext:
             self.flush_current_batch()
         if self.batch is None:
             self._maybe_allocate_batch(producer_id, producer_epoch, now)
-        serialize = rt.serde.serialize
-        serialized = [serialize(r) for r in records]
         batch = self.batch
         assert batch is not None
+        if len(records) == 1:
+            self._append_one(records[0], producer_id, producer_epoch, replay, is_atomic, event,
+                             batch, now)
+            return
+        serialize = rt.serde.serialize
+        serialized = [serialize(r) for r in records]
 
         # Each record is measured once: its size without the offset delta varint, from which
         # its size at any offset delta follows (Kafka's estimate puts the records at deltas
@@ -351,6 +355,49 @@ class CoordinatorContext:
                 self.fail_current_batch(exc)
                 return
 
+        batch.deferred_events.append(event)
+        if batch.producer_id != NO_PRODUCER_ID or \
+                (batch.append_time_ms - now) >= rt.config.append_linger_ms:
+            self.flush_current_batch()  # as _maybe_flush_current_batch(now)
+
+    def _append_one(self, record: Any, producer_id: int, producer_epoch: int, replay: bool,
+                    is_atomic: bool, event: _WriteEvent[Any], batch: _Batch, now: int) -> None:
+        """`append` for a single record (most writes): the same steps, without the loops."""
+        rt = self.runtime
+        key, value = rt.serde.serialize(record)
+        body = record_body_size(key, value)
+        if is_atomic:
+            estimated_record = record_size_from_body(body, 0)
+            estimated = RECORD_BATCH_OVERHEAD + estimated_record
+            if estimated > batch.max_batch_size:
+                raise Errors.MESSAGE_TOO_LARGE.exception(
+                    f"Message batch size is {estimated} bytes in append to partition {self.tp} "
+                    f"which exceeds the maximum configured size of {batch.max_batch_size}.")
+            if not batch.has_room_for(estimated_record):
+                self.flush_current_batch()
+                self._maybe_allocate_batch(producer_id, producer_epoch, now)
+                batch = self.batch  # type: ignore[assignment]
+                assert batch is not None
+        offset = batch.next_offset
+        size = record_size_from_body(body, offset - batch.base_offset)
+        if not is_atomic and not batch.has_room_for(size):
+            self.flush_current_batch()
+            self._maybe_allocate_batch(producer_id, producer_epoch, now)
+            batch = self.batch  # type: ignore[assignment]
+            assert batch is not None
+            offset = batch.next_offset
+        try:
+            if replay:
+                self.coordinator.replay(offset, producer_id,  # type: ignore[union-attr]
+                                        producer_epoch, record)
+            batch.records.append((key, value))
+            batch.size += size
+            batch.next_offset += 1
+        except Exception as exc:
+            rt.log.log("R-REPLAY-FAIL", record=record, tp=self.tp, error=str(exc))
+            batch.deferred_events.append(event)
+            self.fail_current_batch(exc)
+            return
         batch.deferred_events.append(event)
         if batch.producer_id != NO_PRODUCER_ID or \
                 (batch.append_time_ms - now) >= rt.config.append_linger_ms:
@@ -674,7 +721,17 @@ class CoordinatorRuntime(Generic[S]):
         """Run `op(shard)` as a write; the future completes when its records commit."""
         if not self._running:  # _throw_if_not_running()
             raise Errors.NOT_COORDINATOR.exception()
-        return self._schedule_write(name, tp, op, timeout_ms)
+        # self._schedule_write(name, tp, op, timeout_ms), written out: this runs for every write
+        if self._debug:
+            self.log.log("R-SCHED-WRITE", name=name)
+        event = _WriteEvent(self, name, tp, op,
+                            self.config.write_timeout_ms if timeout_ms is None else timeout_ms)
+        try:
+            self.processor.enqueue_last(event)
+        except RejectedExecutionError:
+            raise Errors.NOT_COORDINATOR.exception(
+                "Can't accept an event because the processor is closed") from None
+        return event.future
 
     def _schedule_write(self, name: str, tp: TopicPartition, op: Callable[[Any], Any],
                         timeout_ms: int | None, log_it: bool = True) -> CoordinatorFuture[Any]:
