@@ -68,6 +68,9 @@ class TimerHandle:
         return f"TimerHandle({self.name!r}, at={self.when}ms, {state})"
 
 
+_NOTHING: Any = object()
+
+
 class _LaneSlot(TimerHandle):
     """The one heap entry of a `TimerLane`: it stands for the lane's first timer."""
 
@@ -124,7 +127,7 @@ class TimerLane:
             return True
 
     def _place(self, when: int, seq: int) -> None:
-        slot = _LaneSlot(when, seq, "lane", self._fire, (), None)
+        slot = _LaneSlot(when, seq, "lane", self._fire, (seq,), None)
         slot.lane = self
         self._slot = slot
         self.scheduler._push_entry(when, seq, slot)
@@ -145,14 +148,18 @@ class TimerLane:
             self._place(timers[0][0], timers[0][1])
         return False
 
-    def _fire(self) -> None:
+    def _fire(self, seq: int) -> None:
+        timers = self._timers
         with self.scheduler._lock:
-            _, _, item = self._timers.popleft()
+            # The slot was popped as live; another thread may have cancelled its timer and
+            # `arm` dropped it since, in which case there is nothing to run.
+            item = timers.popleft()[2] if timers and timers[0][1] == seq else _NOTHING
             self._slot = None
-            if self._timers:
-                self._place(self._timers[0][0], self._timers[0][1])
-        self.disarm(item)
-        self.callback(item)
+            if timers:
+                self._place(timers[0][0], timers[0][1])
+        if item is not _NOTHING:
+            self.disarm(item)
+            self.callback(item)
 
     def _pending(self) -> list[tuple[int, int, TimerHandle]]:
         return [(when, seq, _LaneTimerView(self, when, seq, item))
