@@ -292,13 +292,14 @@ class Scheduler:
         with self._lock:
             heap = self._heap
             while heap:
-                if self._drop_dead_head():
-                    continue
                 head = heap[0][2]
+                if (head.cancelled or head.__class__ is _LaneSlot) and self._drop_dead_head():
+                    continue
                 if limit is not None and head.when > limit:
                     return None
                 heapq.heappop(heap)
-                self._now = max(self._now, head.when)
+                if head.when > self._now:  # max(now, when): time never goes backwards
+                    self._now = head.when
                 return head
             return None
 
@@ -361,7 +362,12 @@ class Scheduler:
                     raise SchedulerLimitExceeded(
                         f"condition {getattr(condition, '__name__', condition)!r} still false at "
                         f"{self._now} ms: {reason}")
-                self._run(handle)
+                # self._run(handle), written out: this loop runs every callback of a scenario
+                handle.done = True
+                callback, args = handle._callback, handle._args
+                handle._callback = _never_called
+                handle._args = ()
+                callback(*args)
                 ran += 1
             return ran
         _check_ms("when", when)
