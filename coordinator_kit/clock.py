@@ -92,7 +92,8 @@ class TimerLane:
     fires, so that `live(item)` is False from then on.
 
     `arm` refuses (returns False) a timer due before the lane's last one, which could not keep
-    its order in a first-in-first-out lane; the owner then uses `call_later`.
+    its order in a first-in-first-out lane, and a delay that is not an int >= 0; the owner then
+    uses `call_later` (which raises for a bad delay, as it always did).
     """
 
     def __init__(self, scheduler: Scheduler, callback: Callable[[Any], Any],
@@ -109,6 +110,8 @@ class TimerLane:
 
     def arm(self, delay_ms: int, item: Any) -> bool:
         """Run `callback(item)` after `delay_ms`, unless `live(item)` is False by then."""
+        if delay_ms.__class__ is not int or delay_ms < 0:
+            return False
         sched = self.scheduler
         with sched._lock:
             when = sched._now + delay_ms
