@@ -104,7 +104,11 @@ class TimerLane:
         self.live = live
         self.disarm = disarm
         self.name = name
-        self._timers: deque[tuple[int, int, Any]] = deque()  # (when, seq, item), in order
+        # The timers in (when, seq) order, as three parallel deques: ints are not tracked by
+        # the cyclic GC, where a (when, seq, item) tuple per timer would be.
+        self._whens: deque[int] = deque()
+        self._seqs: deque[int] = deque()
+        self._items: deque[Any] = deque()
         self._slot: _LaneSlot | None = None  # in the heap at the first timer's (when, seq)
         scheduler._lanes.append(self)
 
@@ -115,19 +119,30 @@ class TimerLane:
         sched = self.scheduler
         with sched._lock:
             when = sched._now + delay_ms
-            timers = self._timers
+            items = self._items
             # Forget the cancelled timers at the front (timeouts mostly end in arming order);
             # the slot may still stand for one of them: it moves on when it reaches the top.
-            live = self.live
-            while timers and not live(timers[0][2]):
-                timers.popleft()
-            if timers and when < timers[-1][0]:
+            if items and not self.live(items[0]):
+                self._drop_cancelled()
+            whens = self._whens
+            if whens and when < whens[-1]:
                 return False
             seq = next(sched._seq)
-            timers.append((when, seq, item))
+            whens.append(when)
+            self._seqs.append(seq)
+            items.append(item)
             if self._slot is None:
                 self._place(when, seq)
             return True
+
+    def _drop_cancelled(self) -> None:
+        """Drop the timers at the front whose item is no longer live."""
+        items, live = self._items, self.live
+        whens, seqs = self._whens, self._seqs
+        while items and not live(items[0]):
+            items.popleft()
+            whens.popleft()
+            seqs.popleft()
 
     def _place(self, when: int, seq: int) -> None:
         slot = _LaneSlot(when, seq, "lane", self._fire, (seq,), None)
@@ -140,36 +155,39 @@ class TimerLane:
 
         Otherwise the slot moves to the first live timer (or leaves the heap); the caller
         then pops the old slot and looks at the heap again."""
-        timers = self._timers
-        live = self.live
-        while timers and not live(timers[0][2]):
-            timers.popleft()
-        if timers and timers[0][1] == self._slot.seq:  # type: ignore[union-attr]
+        self._drop_cancelled()
+        if self._items and self._seqs[0] == self._slot.seq:  # type: ignore[union-attr]
             return True
         self._slot = None
-        if timers:
-            self._place(timers[0][0], timers[0][1])
+        if self._items:
+            self._place(self._whens[0], self._seqs[0])
         return False
 
     def _fire(self, seq: int) -> None:
-        timers = self._timers
+        items, whens, seqs = self._items, self._whens, self._seqs
         with self.scheduler._lock:
             # The slot was popped as live; another thread may have cancelled its timer and
             # `arm` dropped it since, in which case there is nothing to run.
-            item = timers.popleft()[2] if timers and timers[0][1] == seq else _NOTHING
+            if items and seqs[0] == seq:
+                item = items.popleft()
+                whens.popleft()
+                seqs.popleft()
+            else:
+                item = _NOTHING
             self._slot = None
-            if timers:
-                self._place(timers[0][0], timers[0][1])
+            if items:
+                self._place(whens[0], seqs[0])
         if item is not _NOTHING:
             self.disarm(item)
             self.callback(item)
 
     def _pending(self) -> list[tuple[int, int, TimerHandle]]:
         return [(when, seq, _LaneTimerView(self, when, seq, item))
-                for when, seq, item in self._timers if self.live(item)]
+                for when, seq, item in zip(self._whens, self._seqs, self._items)
+                if self.live(item)]
 
     def __len__(self) -> int:
-        return sum(1 for _, _, item in self._timers if self.live(item))
+        return sum(1 for item in self._items if self.live(item))
 
 
 class _LaneTimerView(TimerHandle):
