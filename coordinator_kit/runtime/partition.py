@@ -115,25 +115,72 @@ class BatchLog(Sequence[LogBatch]):
     A long log is the largest thing a coordinator keeps alive (one batch per write at linger
     0). Plain tuples of ints, strings and bytes are untracked by Python's cyclic garbage
     collector once it has seen them, where dataclass instances are walked by every full
-    collection. So the log keeps tuples and hands out a `LogBatch` for each one read (equal
-    batch for batch, not the same object twice).
+    collection; and full chunks of `_CHUNK` batches are tuples too, so a full collection does
+    not even walk a list with an item per batch. The log hands out a `LogBatch` for each batch
+    read (equal batch for batch, not the same object twice). Batches are in offset order.
     """
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_chunks", "_chunk_ends", "_tail")
 
     def __init__(self, batches: Sequence[LogBatch] = ()) -> None:
-        self._entries: list[_Entry] = [_entry(b) for b in batches]
+        self._chunks: list[tuple[_Entry, ...]] = []  # full chunks of _CHUNK entries
+        self._chunk_ends: list[int] = []  # the next offset after each chunk
+        self._tail: list[_Entry] = []  # the last entries, fewer than _CHUNK
+        for batch in batches:
+            self._append_entry(_entry(batch))
+
+    # -- the stored entries (the partition works on these) -------------------------------------
+
+    def _append_entry(self, entry: _Entry) -> None:
+        tail = self._tail
+        tail.append(entry)
+        if len(tail) == _CHUNK:
+            self._chunks.append(tuple(tail))
+            self._chunk_ends.append(_entry_next_offset(entry))
+            self._tail = []
+
+    def _entries(self) -> Iterator[_Entry]:
+        for chunk in self._chunks:
+            yield from chunk
+        yield from self._tail
+
+    def _entries_after(self, offset: int) -> tuple[_Entry, ...]:
+        """The entries that end after `offset` (a follower at `offset` has the others)."""
+        c = bisect_right(self._chunk_ends, offset)  # the first chunk that ends after offset
+        chunks = self._chunks
+        first = chunks[c] if c < len(chunks) else self._tail
+        i = bisect_right(first, offset, key=_entry_next_offset)
+        if c == len(chunks):
+            return tuple(first[i:])
+        out = list(first[i:])
+        for chunk in chunks[c + 1:]:
+            out += chunk
+        out += self._tail
+        return tuple(out)
+
+    def _last_entry(self) -> _Entry | None:
+        if self._tail:
+            return self._tail[-1]
+        return self._chunks[-1][-1] if self._chunks else None
+
+    # -- Sequence[LogBatch] ---------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._chunks) * _CHUNK + len(self._tail)
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
         if isinstance(index, slice):
-            return [LogBatch(*e) for e in self._entries[index]]
-        return LogBatch(*self._entries[index])
+            return [LogBatch(*e) for e in list(self._entries())[index]]
+        n = len(self)
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("BatchLog index out of range")
+        c, i = divmod(index, _CHUNK)
+        return LogBatch(*(self._chunks[c][i] if c < len(self._chunks) else self._tail[i]))
 
     def __iter__(self) -> Iterator[LogBatch]:
-        for entry in self._entries:
+        for entry in self._entries():
             yield LogBatch(*entry)
 
     def __eq__(self, other: object) -> bool:
@@ -146,10 +193,13 @@ class BatchLog(Sequence[LogBatch]):
     __hash__ = None  # type: ignore[assignment]
 
     def append(self, batch: LogBatch) -> None:
-        self._entries.append(_entry(batch))
+        self._append_entry(_entry(batch))
 
     def __repr__(self) -> str:
         return repr(list(self))
+
+
+_CHUNK = 1024
 
 
 def _entry(batch: LogBatch) -> _Entry:
@@ -175,10 +225,13 @@ class Replica:
         self.inflight: TimerHandle | None = None
 
     def truncate_to(self, offset: int) -> None:
-        keep = [e for e in self.batches._entries if _entry_next_offset(e) <= offset]
-        self.batches = BatchLog()
-        self.batches._entries = keep
-        self.log_end_offset = _entry_next_offset(keep[-1]) if keep else 0
+        keep = BatchLog()
+        for e in self.batches._entries():
+            if _entry_next_offset(e) <= offset:
+                keep._append_entry(e)
+        self.batches = keep
+        last = keep._last_entry()
+        self.log_end_offset = _entry_next_offset(last) if last is not None else 0
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
 
     def __repr__(self) -> str:
@@ -300,9 +353,9 @@ class ReplicatedPartition:
             records = tuple(records)
             base_offset = leader.log_end_offset
             # LogBatch(base_offset, records, ...) as the log stores it (see BatchLog)
-            leader.batches._entries.append((base_offset, records, self.leader_epoch,
-                                            self.scheduler._now, producer_id, producer_epoch,
-                                            control, size))
+            leader.batches._append_entry((base_offset, records, self.leader_epoch,
+                                          self.scheduler._now, producer_id, producer_epoch,
+                                          control, size))
             leader.log_end_offset = leader.known_leo = end = base_offset + len(records)
             for b, f in replicas.items():  # the followers, in replica order
                 if b != leader_id and f.parked_offset is not None:
@@ -313,7 +366,7 @@ class ReplicatedPartition:
     def read(self, broker_id: int, start_offset: int = 0) -> list[LogBatch]:
         """Batches from `start_offset` on the given broker's replica (the loader reads these)."""
         with self._lock:
-            return [LogBatch(*e) for e in self.replicas[broker_id].batches._entries
+            return [LogBatch(*e) for e in self.replicas[broker_id].batches._entries()
                     if _entry_next_offset(e) > start_offset]
 
     def _maybe_increment_hwm(self) -> None:
@@ -354,8 +407,8 @@ class ReplicatedPartition:
 
     def _respond(self, f: Replica, offset: int) -> None:
         f.parked_offset = None
-        log = self.leader.batches._entries  # ordered by offset: skip what the follower has
-        batches = tuple(log[bisect_right(log, offset, key=_entry_next_offset):])
+        # ordered by offset: skip what the follower has by bisection
+        batches = self.leader.batches._entries_after(offset)
         f.inflight = self.scheduler.call_later(
             self.replication_latency_ms, self._on_fetch_response, f, batches,
             self.leader.high_watermark, self.leader_epoch,
@@ -417,10 +470,10 @@ class ReplicatedPartition:
                 self._send_fetch(f)
                 return
             copied_from = f.log_end_offset
-            log = f.batches._entries
+            append = f.batches._append_entry
             for b in batches:
                 if b[0] >= f.log_end_offset:  # base offset
-                    log.append(b)
+                    append(b)
                     f.log_end_offset = _entry_next_offset(b)
             f.high_watermark = max(f.high_watermark, min(leader_hwm, f.log_end_offset))
             if f.log_end_offset > copied_from:
