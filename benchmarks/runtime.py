@@ -53,12 +53,16 @@ Garbage collection
 `--gc default` (the default): Python's cyclic garbage collector runs with its default settings
 in both floor and runtime, and the table says so. The runtime keeps more alive than the floor:
 every in-flight write (event, future, methodcaller, result, record) until it commits, and at
-linger 0 a snapshot per write; each collection that finds them walks them. The partition log
-is stored as plain tuples (`BatchLog`), which the collector stops tracking, so a long log no
-longer makes full collections expensive. `--gc freeze`: `gc.freeze()` after the setup (imports,
-load, workload built) and before timing, in both floor and runtime, so collections skip what the
-process had before the run; everything created during the run is collected as usual. The header
-line names the setting; figures for the targets are quoted with `--gc default`.
+linger 0 a snapshot per write; each collection that finds them walks them, and they make a
+full collection due about once a wave. The partition log is stored as plain tuples in tuple
+chunks (`BatchLog`), which the collector stops tracking, so a long log no longer makes full
+collections expensive; the workload's keys and values are tuples for the same reason.
+`--gc freeze`: `gc.freeze()` after the setup (imports, load, workload built) and before timing,
+in both floor and runtime, so collections skip what the process had before the run; everything
+created during the run is collected as usual. The header line names the setting; figures for
+the targets are quoted with `--gc default`. At DEBUG the trace keeps every event, with the
+objects its fields name (each write's event among them), so collections there walk a trace
+that grows with the run.
 
 Wall-clock figures move with the machine's load; `--repeat 3` keeps the fastest of three runs of
 each side. The trace runs at INFO (as a production broker logs); the DEBUG rows (per_step=1,
