@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..assignors import get_assignor, select_protocol
+from ..kafka_config import fields_from_properties
 
 __all__ = ["ConsumerConfig"]
 
@@ -81,12 +82,7 @@ class ConsumerConfig:
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> ConsumerConfig:
-        kwargs = {}
-        for key, value in props.items():
-            if key not in _KEYS:
-                raise ValueError(f"unknown consumer config {key!r}; known keys: "
-                                 f"{', '.join(sorted(_KEYS))}")
-            kwargs[_KEYS[key]] = value
+        kwargs = fields_from_properties(props, _KEYS, "consumer")
         if "group_id" not in kwargs:
             raise ValueError("group.id must be set for a consumer in a group")
         return cls(**kwargs)

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ..kafka_config import fields_from_properties
+
 __all__ = ["GroupCoordinatorConfig", "NEW_MEMBER_JOIN_TIMEOUT_MS"]
 
 # Not a config in Kafka: how long a member that joined may take to complete its first join.
@@ -65,13 +67,8 @@ class GroupCoordinatorConfig:
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> GroupCoordinatorConfig:
-        kwargs = {}
-        for key, value in props.items():
-            if key not in _KEYS:
-                raise ValueError(f"unknown group coordinator config {key!r}; known keys: "
-                                 f"{', '.join(sorted(_KEYS))}")
-            kwargs[_KEYS[key][0]] = value
-        return cls(**kwargs)
+        attr_of = {key: attr for key, (attr, _) in _KEYS.items()}
+        return cls(**fields_from_properties(props, attr_of, "group coordinator"))
 
     def to_properties(self) -> dict[str, int]:
         by_attr = {attr: key for key, (attr, _) in _KEYS.items()}

@@ -25,6 +25,7 @@ from typing import Any, Generic, TypeVar
 
 from ..clock import Scheduler, TimerHandle, TimerLane
 from ..errors import Errors, KafkaError, java_string
+from ..kafka_config import fields_from_properties
 from ..states import StateTable
 from ..timeline import SnapshotRegistry
 from ..topic import TopicPartition
@@ -118,13 +119,7 @@ class RuntimeConfig:
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> RuntimeConfig:
         """Build from Kafka config keys; an unknown key is refused by name."""
-        kwargs = {}
-        for key, value in props.items():
-            if key not in _KAFKA_KEYS:
-                raise ValueError(f"unknown runtime config {key!r}; known keys: "
-                                 f"{', '.join(sorted(_KAFKA_KEYS))}")
-            kwargs[_KAFKA_KEYS[key]] = value
-        return cls(**kwargs)
+        return cls(**fields_from_properties(props, _KAFKA_KEYS, "runtime"))
 
 
 def _optional_int(epoch: int | None) -> str:
