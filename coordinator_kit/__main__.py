@@ -1,45 +1,39 @@
-"""Command line: `python -m coordinator_kit diagrams` regenerates diagrams/ from the tables."""
+"""Command line: `python -m coordinator_kit <command>`.
+
+Each command lives in the module that owns its work and registers itself with
+`add_parser(subparsers)`, setting `func` to a callable `(args) -> exit code`:
+`diagrams` (coordinator_kit.viz.cli), `datasets` (coordinator_kit.datasets.cli),
+`logs parse|report` (coordinator_kit.spark.cli).
+"""
 
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
+import importlib
 import sys
-from pathlib import Path
 
-
-def _diagrams(out: Path, svg: bool) -> int:
-    from .viz.diagrams import DIAGRAMS, to_dot
-
-    out.mkdir(parents=True, exist_ok=True)
-    dot_bin = shutil.which("dot")
-    if svg and dot_bin is None:
-        print("error: the Graphviz 'dot' binary is not installed; run `make test` (it installs "
-              "it) or `apt-get install graphviz`, or pass --no-svg", file=sys.stderr)
-        return 2
-    for name, table in DIAGRAMS.items():
-        path = out / f"{name}.dot"
-        path.write_text(to_dot(table))
-        print(f"wrote {path}")
-        if svg:
-            svg_text = subprocess.run([dot_bin, "-Tsvg", str(path)], check=True,
-                                      capture_output=True, text=True).stdout
-            (out / f"{name}.svg").write_text(svg_text)
-            print(f"wrote {out / f'{name}.svg'}")
-    return 0
+# Modules that contribute a command; imported lazily so `diagrams` never needs Spark.
+_COMMAND_MODULES = (
+    "coordinator_kit.viz.cli",
+    "coordinator_kit.datasets.cli",
+    "coordinator_kit.spark.cli",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m coordinator_kit")
     sub = parser.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("diagrams", help="regenerate diagrams/*.dot and *.svg from the tables")
-    d.add_argument("--out", type=Path, default=Path("diagrams"))
-    d.add_argument("--no-svg", action="store_true", help="write only the .dot files")
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            missing = exc.name or ""
+            if not (name == missing or name.startswith(missing + ".")):
+                raise   # a real missing dependency, not a command module not written yet
+            continue
+        module.add_parser(sub)
     args = parser.parse_args(argv)
-    if args.command == "diagrams":
-        return _diagrams(args.out, not args.no_svg)
-    return 2
+    return int(args.func(args))
 
 
 if __name__ == "__main__":
