@@ -1,4 +1,10 @@
-"""`python -m coordinator_kit diagrams`: regenerate diagrams/*.dot and *.svg from the tables."""
+"""`python -m coordinator_kit diagrams`: regenerate diagrams/*.dot and *.svg.
+
+What is drawn: every state table in `DIAGRAMS` (laid out by `dot`) and the pictures in
+`pictures()` (a rebalance drawn from a seeded scenario's trace, laid out by `neato`). The tests
+compare the committed files with what this command would write, so a table or a scenario that
+changes without a regenerate fails the suite.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,10 @@ import argparse
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+__all__ = ["add_parser", "run", "pictures", "generated_names", "render_svg"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -16,24 +25,43 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def pictures() -> dict[str, tuple[str, Callable[[], str]]]:
+    """name -> (Graphviz engine, function returning the DOT text), state tables first."""
     from .diagrams import DIAGRAMS, to_dot
 
+    out: dict[str, tuple[str, Callable[[], str]]] = {
+        name: ("dot", (lambda t=table: to_dot(t))) for name, table in DIAGRAMS.items()}
+    return out
+
+
+def generated_names() -> list[str]:
+    return list(pictures())
+
+
+def render_svg(dot_text: str, engine: str = "dot") -> str:
+    """SVG from DOT text through the Graphviz binary (`dot` or `neato`)."""
+    binary = shutil.which(engine)
+    if binary is None:
+        raise FileNotFoundError(f"the Graphviz {engine!r} binary is not installed; run `make "
+                                f"test` (it installs it) or `apt-get install graphviz`")
+    return subprocess.run([binary, "-Tsvg"], input=dot_text, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     svg = not args.no_svg
     out.mkdir(parents=True, exist_ok=True)
-    dot_bin = shutil.which("dot")
-    if svg and dot_bin is None:
+    if svg and shutil.which("dot") is None:
         print("error: the Graphviz 'dot' binary is not installed; run `make test` (it installs "
               "it) or `apt-get install graphviz`, or pass --no-svg", file=sys.stderr)
         return 2
-    for name, table in DIAGRAMS.items():
+    for name, (engine, make) in pictures().items():
+        text = make()
         path = out / f"{name}.dot"
-        path.write_text(to_dot(table))
+        path.write_text(text)
         print(f"wrote {path}")
         if svg:
-            svg_text = subprocess.run([dot_bin, "-Tsvg", str(path)], check=True,
-                                      capture_output=True, text=True).stdout
-            (out / f"{name}.svg").write_text(svg_text)
+            (out / f"{name}.svg").write_text(render_svg(text, engine))
             print(f"wrote {out / f'{name}.svg'}")
     return 0
