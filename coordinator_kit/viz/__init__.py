@@ -1,5 +1,47 @@
-"""Views for notebooks: Graphviz diagrams drawn from the state tables (and, later, widgets)."""
+"""Views for notebooks: diagrams drawn from the state tables, live diagrams, a rebalance's
+sequence picture, timelines, and a widget control panel.
+
+`diagrams` needs nothing but Python (DOT text) and is imported eagerly, so the `diagrams`
+command stays light; the rest import Graphviz, matplotlib or ipywidgets and load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from .diagrams import DIAGRAMS, state_diagram, to_dot
 
-__all__ = ["DIAGRAMS", "state_diagram", "to_dot"]
+__all__ = [
+    "DIAGRAMS", "state_diagram", "to_dot",
+    # live diagrams (coordinator_kit.viz.live)
+    "live_dot", "live_diagram", "group_diagram", "member_diagram", "context_diagram",
+    "group_dot", "member_dot", "context_dot",
+    # the sequence picture (coordinator_kit.viz.sequence)
+    "record_requests", "sequence_dot", "sequence_diagram",
+    # timelines (coordinator_kit.viz.plots)
+    "swimlanes", "rebalance_durations", "rebalances", "figure_svg",
+    # widgets (coordinator_kit.viz.panel)
+    "ControlPanel",
+]
+
+_LAZY = {
+    **{n: "live" for n in ("live_dot", "live_diagram", "group_diagram", "member_diagram",
+                           "context_diagram", "group_dot", "member_dot", "context_dot")},
+    **{n: "sequence" for n in ("record_requests", "sequence_dot", "sequence_diagram")},
+    **{n: "plots" for n in ("swimlanes", "rebalance_durations", "rebalances", "figure_svg")},
+    "ControlPanel": "panel",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

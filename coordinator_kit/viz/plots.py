@@ -1,0 +1,253 @@
+"""Timelines from the trace, drawn with matplotlib: state swimlanes and rebalance durations.
+
+Both read only the trace (see `coordinator_kit.viz.live` for where each state change comes
+from), so they work on a live cluster and on a finished scenario alike. The figures are plain
+`matplotlib.figure.Figure` objects made without pyplot: no global backend state, nothing shown
+by accident. `figure_svg` turns one into SVG text that is the same on every run (no date, fixed
+ids, text kept as text), so a notebook can compare it and a test can read its labels.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..client.member import MemberState
+from ..group.classic import ClassicGroupState
+from ..trace import TraceEvent
+from .live import _events, group_transitions, member_transitions
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["Segment", "Rebalance", "member_segments", "group_segments", "rebalances",
+           "swimlanes", "rebalance_durations", "figure_svg", "MEMBER_COLOURS", "GROUP_COLOURS"]
+
+MEMBER_COLOURS = {
+    MemberState.UNJOINED: "#b0bec5",
+    MemberState.PREPARING_REBALANCE: "#ffb74d",
+    MemberState.COMPLETING_REBALANCE: "#4fc3f7",
+    MemberState.STABLE: "#81c784",
+}
+GROUP_COLOURS = {
+    ClassicGroupState.EMPTY: "#cfd8dc",
+    ClassicGroupState.PREPARING_REBALANCE: "#ffb74d",
+    ClassicGroupState.COMPLETING_REBALANCE: "#4fc3f7",
+    ClassicGroupState.STABLE: "#81c784",
+    ClassicGroupState.DEAD: "#616161",
+}
+_DOWN = "#eeeeee"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """`lane` was in `state` from `start` to `end` (virtual ms); state None: process down."""
+
+    lane: str
+    state: Any
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Rebalance:
+    """One rebalance of a group: from entering PreparingRebalance to Stable (or Empty/Dead).
+
+    `end_ms` is None while it is still running. `derived` when the end is the first member's
+    SyncGroup response rather than the coordinator's own transition (see `live`).
+    """
+
+    group: str
+    generation: int | None
+    start_ms: int
+    end_ms: int | None
+    outcome: str | None
+    members: int | None
+    derived: bool = False
+
+    @property
+    def duration_ms(self) -> int | None:
+        return None if self.end_ms is None else self.end_ms - self.start_ms
+
+
+def _end_of(trace: Iterable[TraceEvent], end_ms: int | None) -> int:
+    if end_ms is not None:
+        return end_ms
+    clock = getattr(trace, "clock", None)
+    if clock is not None:
+        return int(clock.now)
+    events = list(_events(trace))
+    return events[-1].ts if events else 0
+
+
+def member_clients(trace: Iterable[TraceEvent]) -> list[str]:
+    """Consumers in the order they first changed state."""
+    seen: dict[str, None] = {}
+    for e in _events(trace):
+        if e.kind == "member_state":
+            seen.setdefault(e.fields["client"], None)
+    return list(seen)
+
+
+def member_segments(trace: Iterable[TraceEvent], members: Sequence[str] | None = None,
+                    end_ms: int | None = None) -> dict[str, list[Segment]]:
+    """Per consumer, its states over time; a crash ends the lane until the next incarnation."""
+    end = _end_of(trace, end_ms)
+    names = list(members) if members is not None else member_clients(trace)
+    crashes: dict[str, list[int]] = {n: [] for n in names}
+    for e in _events(trace):
+        if e.kind == "consumer_crashed" and e.fields.get("client") in crashes:
+            crashes[e.fields["client"]].append(e.ts)
+    out: dict[str, list[Segment]] = {}
+    for name in names:
+        moves = member_transitions(trace, name)
+        points = sorted([(t.ts, 1, t.new) for t in moves] + [(c, 0, None) for c in crashes[name]],
+                        key=lambda p: (p[0], p[1]))
+        segs: list[Segment] = []
+        for i, (ts, _, state) in enumerate(points):
+            stop = points[i + 1][0] if i + 1 < len(points) else end
+            if stop > ts:
+                segs.append(Segment(name, state, ts, stop))
+        out[name] = segs
+    return out
+
+
+def group_segments(trace: Iterable[TraceEvent], group_id: str = "group-1",
+                   end_ms: int | None = None) -> list[Segment]:
+    end = _end_of(trace, end_ms)
+    moves = group_transitions(trace, group_id)
+    segs = []
+    for i, t in enumerate(moves):
+        stop = moves[i + 1].ts if i + 1 < len(moves) else end
+        if stop > t.ts:
+            segs.append(Segment(group_id, t.new, t.ts, stop))
+    return segs
+
+
+def rebalances(trace: Iterable[TraceEvent], group_id: str = "group-1") -> list[Rebalance]:
+    """Every rebalance of the group, from PreparingRebalance to Stable, Empty or Dead."""
+    G = ClassicGroupState
+    sizes = {e.fields.get("generation"): e.fields.get("members") for e in _events(trace)
+             if e.kind == "group_stabilized" and e.fields.get("group") == group_id}
+    out: list[Rebalance] = []
+    start: int | None = None
+    for t in group_transitions(trace, group_id):
+        if t.new is G.PREPARING_REBALANCE:
+            if start is None:
+                start = t.ts
+        elif start is not None and t.new in (G.STABLE, G.EMPTY, G.DEAD) and t.old is not None:
+            out.append(Rebalance(group_id, t.generation, start, t.ts, str(t.new),
+                                 sizes.get(t.generation) if t.new is G.STABLE else 0, t.derived))
+            start = None
+    if start is not None:
+        out.append(Rebalance(group_id, None, start, None, None, None))
+    return out
+
+
+# -- figures --------------------------------------------------------------------------------------
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def swimlanes(trace: Iterable[TraceEvent], *, members: Sequence[str] | None = None,
+              groups: Sequence[str] = ("group-1",), start_ms: int | None = None,
+              end_ms: int | None = None, title: str | None = None) -> Figure:
+    """Member (and group) states over virtual time, one lane each; crashes and pauses marked.
+
+    Lanes: each group as its coordinator saw it, then each consumer in order of appearance.
+    """
+    from matplotlib.patches import Patch
+
+    end = _end_of(trace, end_ms)
+    start = 0 if start_ms is None else start_ms
+    if end <= start:
+        end = start + 1
+    lanes: list[tuple[str, list[Segment], dict[Any, str]]] = []
+    for g in groups:
+        lanes.append((f"{g} (coordinator)", group_segments(trace, g, end), GROUP_COLOURS))
+    for name, segs in member_segments(trace, members, end).items():
+        lanes.append((name, segs, MEMBER_COLOURS))
+    fig = _figure(9, 0.5 + 0.45 * max(len(lanes), 1) + 0.9)
+    ax = fig.subplots()
+    pauses = [(e.fields["client"], e.ts, e.fields["until"]) for e in _events(trace)
+              if e.kind == "consumer_paused"]
+    crashes = [(e.fields["client"], e.ts) for e in _events(trace) if e.kind == "consumer_crashed"]
+    labels = []
+    for y, (label, segs, colours) in enumerate(lanes):
+        labels.append(label)
+        for s in segs:
+            a, b = max(s.start, start), min(s.end, end)
+            if b <= a:
+                continue
+            colour = _DOWN if s.state is None else colours[s.state]
+            ax.broken_barh([(a / 1000, (b - a) / 1000)], (y - 0.35, 0.7), facecolors=colour,
+                           edgecolors="white", linewidth=0.5)
+        for client, ts, until in pauses:
+            if client == label and until > start and ts < end:
+                a, b = max(ts, start), min(until, end)
+                ax.broken_barh([(a / 1000, (b - a) / 1000)], (y - 0.35, 0.7),
+                               facecolors="none", edgecolors="#37474f", hatch="///",
+                               linewidth=0)
+        for client, ts in crashes:
+            if client == label and start <= ts <= end:
+                ax.plot([ts / 1000], [y], marker="X", color="#c62828", markersize=9)
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_ylim(len(labels) - 0.5, -0.5)
+    ax.set_xlim(start / 1000, end / 1000)
+    ax.set_xlabel("virtual time (s)")
+    ax.grid(axis="x", color="#e0e0e0", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.set_title(title or "Member states over virtual time", fontsize=11)
+    handles = [Patch(facecolor=c, label=str(s)) for s, c in MEMBER_COLOURS.items()]
+    handles += [Patch(facecolor=GROUP_COLOURS[ClassicGroupState.EMPTY], label="Empty"),
+                Patch(facecolor=GROUP_COLOURS[ClassicGroupState.DEAD], label="Dead"),
+                Patch(facecolor="none", edgecolor="#37474f", hatch="///", label="paused"),
+                Patch(facecolor=_DOWN, edgecolor="#9e9e9e", label="crashed")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
+    return fig
+
+
+def rebalance_durations(trace: Iterable[TraceEvent], group_id: str = "group-1",
+                        *, title: str | None = None) -> Figure:
+    """One bar per rebalance: how long the group took from PreparingRebalance to Stable."""
+    found = rebalances(trace, group_id)
+    fig = _figure(6, 3.2)
+    ax = fig.subplots()
+    ax.set_title(title or f"Rebalance durations, {group_id} (PreparingRebalance → Stable)",
+                 fontsize=11)
+    ax.set_ylabel("duration (ms, virtual)")
+    if not found:
+        ax.text(0.5, 0.5, "no rebalance yet", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([])
+        return fig
+    now = _end_of(trace, None)
+    names, heights, colours, hatches = [], [], [], []
+    for r in found:
+        names.append(f"gen {r.generation}" if r.generation is not None else "running")
+        heights.append(r.duration_ms if r.duration_ms is not None else now - r.start_ms)
+        colours.append({"Stable": "#81c784", "Empty": "#cfd8dc", "Dead": "#616161"}.get(
+            r.outcome or "", "#ffb74d"))
+        hatches.append("" if r.end_ms is not None else "///")
+    x = range(len(found))
+    bars = ax.bar(x, heights, color=colours, edgecolor="#37474f", linewidth=0.6)
+    for bar, hatch in zip(bars, hatches):
+        bar.set_hatch(hatch)
+    ax.bar_label(bars, labels=[f"{h} ms" for h in heights], fontsize=8)
+    ax.set_xticks(list(x), names)
+    ax.margins(y=0.15)
+    return fig
+
+
+def figure_svg(fig: Figure) -> str:
+    """The figure as SVG text, identical on every run (no date, fixed ids, text as text)."""
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": "coordinator_kit", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    return buf.getvalue()
