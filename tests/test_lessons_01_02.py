@@ -1,0 +1,156 @@
+"""Lessons 01 (heartbeats) and 02 (rebalancing): the seeded runs show what the notebooks say they
+show, and every exercise check accepts a right answer, rejects wrong ones with a hint, and
+reports a placeholder as "not answered yet".
+
+Spec references: client-coordinator.md §2-§4 (join/sync, timers, eager vs cooperative),
+kafka-coordinator-spec.md §3.3-§3.10 (group states, JoinGroup, heartbeat, session expiry,
+static membership, offset commits re-arming the session).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from coordinator_kit.client import ConsumerConfig
+from coordinator_kit.lessons import heartbeats as hb
+
+# -- display pieces ---------------------------------------------------------------------------
+
+
+def test_clock_matches_the_log_layout():
+    assert hb.clock(0) == "09:00:00,000"
+    assert hb.clock(63_103) == "09:01:03,103"
+
+
+def test_short_id_keeps_the_first_uuid_group_only():
+    assert hb.short_id("consumer-1-2ccb1916-8855-4f89-b43f-5fe626ad1d78") == "consumer-1-2ccb1916"
+    assert hb.short_id("not-a-member-id") == "not-a-member-id"
+    assert hb.short_id("") == "-"
+
+
+def test_table_renders_text_and_html_from_rows_only():
+    t = hb.Table([{"a": 1, "b": ["x", "y"]}, {"a": None, "b": "<z>"}], title="t")
+    assert repr(t).splitlines() == ["t", "a  b", "-  ----", "1  x, y", "-  <z>"]
+    assert "&lt;z&gt;" in t._repr_html_()
+    assert t.column("a") == [1, None]
+    with pytest.raises(KeyError, match="columns: a, b"):
+        t.column("c")
+
+
+def test_feedback_refuses_an_unknown_status():
+    with pytest.raises(ValueError, match="correct, wrong or unanswered"):
+        hb.Feedback("Exercise 9", "maybe", "")
+
+
+def test_log_view_refuses_an_unknown_source():
+    run = hb.gc_pause(30_000)
+    with pytest.raises(ValueError, match="consumer-1"):
+        run.log(who="consumer-9")
+
+
+# -- lesson 01: what the runs show (spec §3.6, §3.8, §3.10; client §3.1) -------------------------
+
+
+def test_three_timers_follow_the_config():
+    t = hb.three_timers(ConsumerConfig(group_id="g", max_poll_interval_ms=120_000))
+    assert t.column("value (ms)")[-1] == 125_000  # max(request.timeout.ms, rebalance + 5 s)
+
+
+def test_heartbeats_and_commits_rearm_the_broker_session_timer():
+    run = hb.gc_pause(60_000)
+    rearms = hb.session_timer_rearms(run, "consumer-1", since_ms=12_500, until_ms=20_000)
+    assert set(rearms.column("request")) == {"Heartbeat", "OffsetCommit"}
+    assert set(rearms.column("delay (ms)")) == {45_000}
+
+
+def test_a_pause_shorter_than_the_session_changes_nothing():
+    run = hb.gc_pause(30_000)
+    assert run.removed_at("consumer-1") is None
+    assert len(run.log()) == 0
+    assert run.cluster.group()["generation"] == 2
+
+
+def test_a_pause_longer_than_the_session_expels_at_last_rearm_plus_session():
+    run = hb.gc_pause(60_000)
+    before = hb.session_timer_rearms(run, "consumer-1", since_ms=0, until_ms=run.start_ms)
+    last = before.rows[-1]["expires at"]
+    assert hb.clock(run.expired_at("consumer-1")) == last
+    assert "has failed, removing it from the group" in run.log(who="broker")
+    calls = hb.listener_table(run.cluster, since_ms=run.start_ms, clients=["consumer-1"])
+    assert calls.column("callback")[0] == "onPartitionsLost"
+
+
+def test_auto_commit_keeps_a_member_without_heartbeats_alive():
+    kept = hb.dropped_heartbeats(auto_commit=True)
+    lost = hb.dropped_heartbeats(auto_commit=False)
+    assert kept.removed_at("consumer-1") is None
+    assert set(hb.session_timer_summary(kept, "consumer-1").column("request")) == {
+        "OffsetCommit"}
+    assert lost.expired_at("consumer-1") is not None
+
+
+def test_slow_processing_leaves_through_the_poll_timer_not_the_session():
+    run = hb.slow_processing()
+    assert "consumer poll timeout has expired" in run.log(who="consumer-1")
+    assert "has left group through explicit `LeaveGroup` request" in run.log(who="broker")
+    assert run.expired_at("consumer-1") is None
+
+
+def test_a_lost_join_group_waits_rebalance_timeout_plus_five_seconds():
+    for max_poll in (120_000, 300_000):
+        sent, gave_up = hb.join_wait(hb.lost_join_group(max_poll_interval_ms=max_poll))
+        assert gave_up - sent == max_poll + 5_000
+
+
+# -- lesson 01: exercise checks ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("check", [hb.check_expiry_time, hb.check_session_config,
+                                   hb.check_auto_commit_interval, hb.check_join_timeout])
+@pytest.mark.parametrize("placeholder", [..., None])
+def test_placeholders_are_not_answered_yet(check, placeholder):
+    fb = check(placeholder)
+    assert fb.status == "unanswered" and not fb
+    assert "not answered yet" in repr(fb)
+
+
+def test_check_expiry_time():
+    assert hb.check_expiry_time(63_103)
+    assert hb.check_expiry_time("09:01:03,103")
+    assert "start of the pause" in hb.check_expiry_time(65_000).message
+    assert "pause ends" in hb.check_expiry_time(80_000).message
+    assert "close" in hb.check_expiry_time(63_000).message.lower()
+    assert "not a time" in hb.check_expiry_time("soon").message
+
+
+def test_check_session_config():
+    assert hb.check_session_config({"session.timeout.ms": 29_000,
+                                    "heartbeat.interval.ms": 3_000})
+    too_long = hb.check_session_config({"session.timeout.ms": 45_000,
+                                        "heartbeat.interval.ms": 3_000})
+    assert not too_long and "within 30 000 ms" in too_long.message
+    too_short = hb.check_session_config({"session.timeout.ms": 20_000,
+                                         "heartbeat.interval.ms": 3_000})
+    assert not too_short and "25 s pause" in too_short.message
+    below_min = hb.check_session_config({"session.timeout.ms": 3_000,
+                                         "heartbeat.interval.ms": 1_000})
+    assert "INVALID_SESSION_TIMEOUT" in below_min.message
+    bad_pair = hb.check_session_config({"session.timeout.ms": 10_000,
+                                        "heartbeat.interval.ms": 10_000})
+    assert "must be lower than session.timeout.ms" in bad_pair.message
+    assert "missing" in hb.check_session_config({"session.timeout.ms": 1}).message
+    assert "dict" in hb.check_session_config(29_000).message
+
+
+def test_check_auto_commit_interval():
+    assert hb.check_auto_commit_interval(50_000)
+    assert not hb.check_auto_commit_interval(5_000)
+    assert "re-arms the session" in hb.check_auto_commit_interval(5_000).message
+    assert "at least 1" in hb.check_auto_commit_interval(0).message
+
+
+def test_check_join_timeout():
+    assert hb.check_join_timeout(125_000)
+    assert "stretches" in hb.check_join_timeout(30_000).message
+    assert "lapse" in hb.check_join_timeout(120_000).message
+    assert "whole number" in hb.check_join_timeout("125 s").message
