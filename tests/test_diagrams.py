@@ -36,6 +36,21 @@ def test_committed_dot_files_match_the_tables(name):
     assert path.read_text() == to_dot(DIAGRAMS[name]), f"{path} is out of date; {REGENERATE}"
 
 
+def test_committed_rebalance_sequence_matches_the_scenario():
+    """The sequence picture is drawn from a seeded scenario's trace: same steps, same DOT."""
+    from coordinator_kit.viz.cli import pictures
+
+    engine, make = pictures()["rebalance_sequence"]
+    assert engine == "neato"
+    path = DIAGRAM_DIR / "rebalance_sequence.dot"
+    assert path.exists(), f"{path} missing: {REGENERATE}"
+    dot = make()
+    assert path.read_text() == dot, f"{path} is out of date; {REGENERATE}"
+    svg = (DIAGRAM_DIR / "rebalance_sequence.svg").read_text()
+    labels = set(re.findall(r'label="([^"]+)"', dot))
+    assert labels and labels <= _svg_texts(svg), f"{path.with_suffix('.svg')} is out of date"
+
+
 def _svg_texts(svg: str) -> set[str]:
     return {html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)}
 

@@ -29,8 +29,11 @@ def pictures() -> dict[str, tuple[str, Callable[[], str]]]:
     """name -> (Graphviz engine, function returning the DOT text), state tables first."""
     from .diagrams import DIAGRAMS, to_dot
 
+    from .sequence import second_joins_sequence
+
     out: dict[str, tuple[str, Callable[[], str]]] = {
         name: ("dot", (lambda t=table: to_dot(t))) for name, table in DIAGRAMS.items()}
+    out["rebalance_sequence"] = ("neato", second_joins_sequence)
     return out
 
 

@@ -444,7 +444,9 @@ class ControlPanel:
         self.status.value = (
             f"<b>t = {c.scheduler.now} ms</b> · {html.escape(gid)}: {group['state']} "
             f"(generation {group['generation']}, {len(group['members'])} members) · "
-            f"coordinator: broker {broker} ({c.partition_of(gid)})")
+            f"coordinator: broker {broker} ({c.partition_of(gid)})<br>"
+            + html.escape(c.partitions[TopicPartition.offsets(self.partition_select.value)]
+                          .why_not_committed()))
         self.dots["group"] = group_dot(c, gid)
         self.group_diagram.value = _svg_of(self.dots["group"])
         if self.selected is not None:
