@@ -408,7 +408,7 @@ class ControlPanel:
             self._failed("step", ValueError("nothing is scheduled"))
             return False
         label = pending[0].name or "callback"
-        return self._run(f"step: ran {label!r} (due at {pending[0].when} ms)", sched.step)
+        return self._run(f"step: ran {label} (due at {pending[0].when} ms)", sched.step)
 
     def advance(self, ms: int) -> bool:
         """Run everything due in the next `ms` virtual milliseconds."""
