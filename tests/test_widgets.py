@@ -98,7 +98,7 @@ def test_initial_views_show_the_cluster(panel):
 
 
 def test_crash_then_session_timeout_removes_the_member(panel):
-    """Spec §3: a crashed member sends nothing; the coordinator expires it after
+    """Spec §3.8: a crashed member sends nothing; the coordinator expires it after
     session.timeout.ms (45 s) and rebalances the rest."""
     panel.consumer_select.value = "consumer-1"
     panel.crash_button.click()
@@ -159,7 +159,7 @@ def test_pause_then_resume(panel):
 
 
 def test_dropped_heartbeats_without_commits_get_the_member_expelled():
-    """Spec §3.6: the session timer runs out (45 s) when no heartbeat arrives; the member is
+    """Spec §3.6, §3.8: the session timer runs out (45 s) when no heartbeat arrives; the member is
     removed and the group rebalances."""
     c = new_cluster(0)
     for name in ("consumer-1", "consumer-2"):
@@ -182,10 +182,10 @@ def test_dropped_heartbeats_without_commits_get_the_member_expelled():
 
 
 def test_offset_commits_keep_a_member_whose_heartbeats_are_lost(panel):
-    """Kafka's classic coordinator counts an OffsetCommit from a member as a heartbeat
-    (its session timer is rescheduled), so with auto-commit on, dropped heartbeats alone do
-    not expel it; the client only sees its heartbeats time out and rediscovers the
-    coordinator."""
+    """Kafka's `OffsetMetadataManager.validateOffsetCommit`: for the classic protocol, offset
+    commits maintain the session while the group is Stable or PreparingRebalance. With
+    auto-commit on, dropped heartbeats alone do not expel the member; the client only sees its
+    heartbeats time out and rediscovers the coordinator."""
     panel.consumer_select.value = "consumer-2"
     panel.drop_heartbeats_button.click()
     member_id = panel.cluster.consumer("consumer-2").member_id
@@ -226,7 +226,7 @@ def test_add_a_consumer_and_see_the_rebalance(panel):
 
 
 def test_leave_sends_leave_group(panel):
-    """Spec §3: LeaveGroup removes a dynamic member at once and starts a rebalance."""
+    """Spec §3.7: LeaveGroup removes a dynamic member at once and starts a rebalance."""
     panel.consumer_select.value = "consumer-2"
     member_id = panel.cluster.consumer("consumer-2").member_id
     panel.leave_button.click()
@@ -275,6 +275,12 @@ def test_fail_the_next_append(panel):
     panel.advance_ms.value = 10_000  # auto-commits write to the partition
     panel.advance_button.click()
     assert not p._append_failures
+    panel.log_level.value = "WARN"
+    tail = _text(panel.log_tail)
+    # The failed write is answered KAFKA_STORAGE_ERROR -> NOT_COORDINATOR (spec §1.16): the
+    # consumers' auto-commit fails and they rediscover the coordinator.
+    assert "ERROR [GroupCoordinator id=2] Writing records to __consumer_offsets-2 failed" in tail
+    assert "WARN [Consumer clientId=consumer-1, groupId=group-1] Asynchronous auto-commit" in tail
     assert panel.last_error is None
 
 
