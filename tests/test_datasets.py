@@ -20,7 +20,7 @@ from coordinator_kit.__main__ import main
 from coordinator_kit.datasets import DATASETS, check, generate_large, parse_size, render_all
 from coordinator_kit.datasets.large import (_MAX_NODE_ID, VARIANT_SEED, VARIANTS, _compile_all,
                                             compile_variant)
-from coordinator_kit.logs.catalogue import LOGGERS, TEMPLATES
+from coordinator_kit.logs.catalogue import TEMPLATES
 from coordinator_kit.logs.layout import level_number
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,8 +28,8 @@ DATASETS_DIR = ROOT / "datasets"
 BUDGET_BYTES = 20 * 1024 * 1024
 
 # [yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)
-LOG4J = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) "
-                   r"(.*) \(([\w.$]+)\)")
+LOG4J = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] "
+                   r"(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*) \(([\w.$]+)\)")
 # The LogContext prefixes the kit writes (catalogue PREFIXES), stripped before matching a body.
 PREFIX = re.compile(r"\[GroupCoordinator id=\d+(?: topic=__consumer_offsets partition=\d+)?\] "
                     r"|\[Consumer clientId=[^,\]]+, groupId=[^\]]+\] |\[Partition \S+ broker=\d+\] "

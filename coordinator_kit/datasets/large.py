@@ -280,7 +280,8 @@ def compile_variant(name: str, cluster: Cluster) -> CompiledVariant:
     epochs: set[int] = {0}
     lines = []
     for e in events:
-        fmt, used = _slot_line(e.message, members, member_keys, tp.partition)  # type: ignore[arg-type]
+        message: str = e.message  # type: ignore[assignment]
+        fmt, used = _slot_line(message, members, member_keys, tp.partition)
         clients |= used["clients"]
         instances |= used["instances"]
         epochs |= used["epochs"]
@@ -294,7 +295,8 @@ def compile_variant(name: str, cluster: Cluster) -> CompiledVariant:
     return CompiledVariant(
         name, tuple(lines), tp.partition,
         tuple(sorted(partition.replicas, key=lambda b: (b - tp.partition) % len(cluster.brokers))),
-        tuple(member_keys), tuple(members), max([len(cluster.consumers), *clients]), max([0, *instances]),
+        tuple(member_keys), tuple(members), max([len(cluster.consumers), *clients]),
+        max([0, *instances]),
         max(epochs), partition.leader_epoch, lines[-1].dt)
 
 
@@ -451,7 +453,8 @@ def generate_large(out_dir: Path, size: int, *, seed: int = 0,
 
     Same seed, same bytes; a smaller size writes a prefix of each file a larger one writes.
     `progress` (a stream such as sys.stderr) shows a tqdm bar. Also writes `groups.csv`, one row
-    per episode (not counted in `size`).
+    per group (not counted in `size`). Memory stays small whatever the size: only the groups
+    running at the same moment are held.
     """
     if size < MIN_LARGE_SIZE:
         raise ValueError(f"size must be at least {MIN_LARGE_SIZE} bytes, got {size}")
@@ -467,28 +470,22 @@ def generate_large(out_dir: Path, size: int, *, seed: int = 0,
                       f"free some space or choose another --out")
     names = [f"server-broker-{b}.log" for b in range(config.brokers)] + \
             [f"client-app-{h + 1:02d}.log" for h in range(config.client_hosts)]
-    variants = _compile_all()
-    planner = _Planner(variants, config, seed)
+    planner = _Planner(_compile_all(), config, seed)
     result = LargeResult(out_dir)
     bar = _progress_bar(size, progress)
     handles: list[IO[bytes]] = []
     try:
         try:
-            handles = [open(out_dir / n, "wb") for n in names]  # noqa: SIM115 - closed below
+            handles = [open(out_dir / n, "wb") for n in [*names, "groups.csv"]]  # noqa: SIM115
         except OSError as exc:
             raise OSError(f"can't write to {out_dir}: {exc.strerror or exc}; choose another "
                           f"directory with --out") from exc
-        rows = _write_lines(handles, names, planner, size, start, config, result, bar)
+        _Writer(handles, names, size, start, result, bar).run(planner, config)
     finally:
         for h in handles:
             h.close()
         if bar is not None:
             bar.close()
-    groups = io.StringIO()
-    writer = csv.DictWriter(groups, fieldnames=[*_ROW_FIELDS], lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    (out_dir / "groups.csv").write_bytes(groups.getvalue().encode("utf-8"))
     return result
 
 
@@ -497,81 +494,113 @@ _ROW_FIELDS = ("group", "variant", "topic", "partition", "coordinator", "consume
 _FLUSH_BYTES = 1 << 20
 
 
-def _write_lines(handles: list[IO[bytes]], names: list[str], planner: _Planner, size: int,
-                 start: datetime, config: LargeConfig, result: LargeResult,
-                 bar: Any) -> list[dict[str, Any]]:
-    stamp = _Timestamps(start)
-    buffers: list[list[bytes]] = [[] for _ in handles]
-    buffered = [0] * len(handles)
-    written = [0] * len(handles)
-    total = 0
-    reported = 0
-    rows: list[dict[str, Any]] = []
-    counts: list[int] = []
+class _Writer:
+    """Buffered output files, the size budget, and `groups.csv` in group order."""
 
-    def flush(i: int) -> None:
-        handles[i].write(b"".join(buffers[i]))
-        buffers[i].clear()
-        buffered[i] = 0
+    def __init__(self, handles: list[IO[bytes]], names: list[str], size: int, start: datetime,
+                 result: LargeResult, bar: Any) -> None:
+        self.handles = handles
+        self.names = names
+        self.size = size
+        self.start = start
+        self.result = result
+        self.bar = bar
+        self.buffers: list[list[bytes]] = [[] for _ in handles]
+        self.buffered = [0] * len(handles)
+        self.written = [0] * len(names)
+        self.total = 0
+        self.reported = 0
+        self.rows = io.StringIO()
+        self.csv = csv.DictWriter(self.rows, fieldnames=_ROW_FIELDS, lineterminator="\n")
+        self.csv.writeheader()
+        self.finished: dict[int, dict[str, Any] | None] = {}  # seq -> row, waiting for its turn
+        self.next_row = 0
 
-    # Start-up lines first, then episodes merged by (time, episode, line).
-    startup = [(b, line.encode("ascii")) for b, line in _startup_lines(config, start)]
-    full = False
-    for b, data in startup:
-        if total + len(data) > size:
-            full = True
-            break
-        buffers[b].append(data)
-        buffered[b] += len(data)
-        written[b] += len(data)
-        total += len(data)
-        result.lines += 1
-    heap: list[tuple[int, int, int, str, Iterator[tuple[int, int, str]]]] = []
-    episodes: list[_Episode] = []
-    pending = planner.next()
-    while not full:
-        # Admit every episode that starts before the earliest pending line.
-        while not heap or pending.start <= heap[0][0]:
-            ep = pending
-            episodes.append(ep)
-            counts.append(0)
-            it = _episode_lines(ep)
-            ts, target, text = next(it)
-            heapq.heappush(heap, (ts, ep.seq, target, text, it))
-            pending = planner.next()
-        ts, seq, target, text, it = heap[0]
-        data = (stamp(ts) + text).encode("ascii")
+    def put(self, target: int, data: bytes) -> bool:
+        """Append one line to a log file; False (nothing written) when it would pass the size."""
         n = len(data)
-        if total + n > size:
-            break
-        buffers[target].append(data)
-        buffered[target] += n
-        written[target] += n
-        total += n
-        counts[seq] += 1
-        result.lines += 1
-        if buffered[target] >= _FLUSH_BYTES:
-            flush(target)
-        if bar is not None and total - reported >= _FLUSH_BYTES:
-            bar.update(total - reported)
-            reported = total
-        nxt = next(it, None)
-        if nxt is None:
-            heapq.heappop(heap)
-        else:
-            heapq.heapreplace(heap, (nxt[0], seq, nxt[1], nxt[2], it))
-    for i in range(len(handles)):
-        flush(i)
-    if bar is not None:
-        bar.update(total - reported)
-    result.files = dict(zip(names, written))
-    result.episodes = sum(1 for c in counts if c)
-    for ep, count in zip(episodes, counts):
-        if count == 0:
-            continue
-        rows.append({**ep.row, "start": format_timestamp(ep.start, start), "lines": count,
-                     "complete": str(count == len(ep.variant.lines)).lower()})
-    return rows
+        if self.total + n > self.size:
+            return False
+        self.buffers[target].append(data)
+        self.buffered[target] += n
+        self.written[target] += n
+        self.total += n
+        self.result.lines += 1
+        if self.buffered[target] >= _FLUSH_BYTES:
+            self.flush(target)
+        if self.bar is not None and self.total - self.reported >= _FLUSH_BYTES:
+            self.bar.update(self.total - self.reported)
+            self.reported = self.total
+        return True
+
+    def flush(self, i: int) -> None:
+        self.handles[i].write(b"".join(self.buffers[i]))
+        self.buffers[i].clear()
+        self.buffered[i] = 0
+
+    def episode_done(self, ep: _Episode, count: int) -> None:
+        """Record a group's row; rows are written in start order as soon as all earlier
+        groups are done (`None` stands for a group that wrote no line)."""
+        row = None
+        if count:
+            self.result.episodes += 1
+            row = {**ep.row, "start": format_timestamp(ep.start, self.start), "lines": count,
+                   "complete": str(count == len(ep.variant.lines)).lower()}
+        self.finished[ep.seq] = row
+        while self.next_row in self.finished:
+            done = self.finished.pop(self.next_row)
+            self.next_row += 1
+            if done is not None:
+                self.csv.writerow(done)
+        if self.rows.tell() >= _FLUSH_BYTES:
+            self._flush_rows()
+
+    def _flush_rows(self) -> None:
+        self.buffers[-1].append(self.rows.getvalue().encode("utf-8"))
+        self.rows.seek(0)
+        self.rows.truncate()
+        self.flush(len(self.handles) - 1)
+
+    def run(self, planner: _Planner, config: LargeConfig) -> None:
+        # Start-up lines first, then episodes merged by (time, episode, line).
+        for b, line in _startup_lines(config, self.start):
+            if not self.put(b, line.encode("ascii")):
+                return self.close({})
+        stamp = _Timestamps(self.start)
+        heap: list[tuple[int, int, int, str, Iterator[tuple[int, int, str]]]] = []
+        active: dict[int, list[Any]] = {}  # seq -> [episode, lines written]
+        pending = planner.next()
+        while True:
+            # Admit every episode that starts before the earliest pending line.
+            while not heap or pending.start <= heap[0][0]:
+                it = _episode_lines(pending)
+                ts, target, text = next(it)
+                heapq.heappush(heap, (ts, pending.seq, target, text, it))
+                active[pending.seq] = [pending, 0]
+                pending = planner.next()
+            ts, seq, target, text, it = heap[0]
+            if not self.put(target, (stamp(ts) + text).encode("ascii")):
+                return self.close(active)
+            state = active[seq]
+            state[1] += 1
+            nxt = next(it, None)
+            if nxt is None:
+                heapq.heappop(heap)
+                del active[seq]
+                self.episode_done(state[0], state[1])
+            else:
+                heapq.heapreplace(heap, (nxt[0], seq, nxt[1], nxt[2], it))
+
+    def close(self, active: dict[int, list[Any]]) -> None:
+        for seq in sorted(active):
+            ep, count = active[seq]
+            self.episode_done(ep, count)
+        self._flush_rows()
+        for i in range(len(self.handles)):
+            self.flush(i)
+        if self.bar is not None:
+            self.bar.update(self.total - self.reported)
+        self.result.files = dict(zip(self.names, self.written))
 
 
 def _progress_bar(size: int, stream: IO[str] | None) -> Any:

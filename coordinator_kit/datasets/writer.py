@@ -47,7 +47,8 @@ def _log_files(cluster: Cluster, spec: DatasetSpec) -> dict[str, bytes]:
         kind = "broker" if e.source.startswith("broker-") else "client"
         if level_number(e.level) < thresholds[kind]:
             continue
-        files.setdefault(log_file_name(e.source), []).append(e.line(start))  # type: ignore[arg-type]
+        line: str = e.line(start)  # type: ignore[assignment]  # has a message, so a line
+        files.setdefault(log_file_name(e.source), []).append(line)
     return {name: "".join(line + "\n" for line in lines).encode("utf-8")
             for name, lines in sorted(files.items())}
 
