@@ -1,0 +1,451 @@
+"""Lessons 03 (CoordinatorRuntime lifecycle) and 04 (offsets and failover): the helpers the
+notebooks call, their exercise checks, and the notebooks' shape.
+
+The scenario helpers are checked against the spec sections they demonstrate
+(shared/reference/kafka-coordinator-spec.md); each exercise check must accept the right answer in
+every form it advertises, reject wrong ones with a hint that points at the mistake, and report an
+unanswered exercise (`...`) without raising.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from coordinator_kit.errors import Errors
+from coordinator_kit.group.records import GroupCoordinatorRecordSerde
+from coordinator_kit.lessons import offsets_failover as of
+from coordinator_kit.lessons import runtime_lifecycle as rl
+from coordinator_kit.runtime import CoordinatorState
+from coordinator_kit.runtime.sandbox import RuntimeSandbox
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NB03 = NOTEBOOKS / "03_coordinator_runtime_lifecycle.ipynb"
+NB04 = NOTEBOOKS / "04_offsets_and_failover.ipynb"
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 03 scenario helpers, against the spec
+
+
+def test_steps_table_reproduces_the_worked_example_1_15():
+    """Spec §1.15 on a live, replicated partition: offsets, snapshots and completions."""
+    sb = rl.loaded_sandbox()
+    steps = rl.Steps(sb)
+    w1 = rl.write(sb, "write#1", {"r1": "a", "r2": "b"})
+    sb.scheduler.run_pending()
+    steps.add("write#1", w1)
+    sb.run_for(1)
+    w2, w3 = rl.write(sb, "write#2", {"r3": "c"}), rl.write(sb, "write#3")
+    sb.scheduler.run_pending()
+    steps.add("write#2, write#3", w2, w3)
+    sb.run_until(lambda: sb.describe()["last_committed_offset"] == 2)
+    steps.add("HWM 2")
+    sb.run_until(lambda: sb.describe()["last_committed_offset"] == 3)
+    steps.add("HWM 3")
+    w4 = rl.write(sb, "write#4")
+    sb.scheduler.run_pending()
+    steps.add("write#4", w4)
+    t = steps.table
+    assert t.column("lastWritten") == ["2", "3", "3", "3", "3"]
+    assert t.column("lastCommitted") == ["0", "0", "2", "3", "3"]
+    assert t.column("snapshots") == ["[0, 2]", "[0, 2, 3]", "[2, 3]", "[3]", "[3]"]
+    assert t.column("parked") == ["@2: write#1", "@2: write#1; @3: write#2, write#3",
+                                  "@3: write#2, write#3", "-", "-"]
+    assert t.column("completed") == ["-", "-", "write#1", "write#2, write#3", "write#4"]
+
+
+def test_reload_keeps_snapshots_at_the_hwm_and_at_each_batch_end_above_it():
+    """Spec §1.3: after a load only snapshots >= HWM exist, one per batch end."""
+    sb = rl.reload_with_tail([{"a": "1"}, {"b": "2"}], [{"x": "1"}, {"y": "2", "z": "3"},
+                                                        {"w": "4"}])
+    d = sb.describe()
+    assert (d["last_written_offset"], d["last_committed_offset"]) == (6, 2)
+    assert d["snapshots"] == [2, 3, 5, 6]
+    assert d["epoch"] == 1 and d["state"] == "ACTIVE"
+    # the replayed tail is in the latest state, not in the committed one
+    shard = sb.leader().context(sb.tp()).coordinator.shard
+    assert shard.snapshot() == {"a": "1", "b": "2", "w": "4", "x": "1", "y": "2", "z": "3"}
+    assert shard.snapshot(2) == {"a": "1", "b": "2"}
+
+
+def test_queued_loads_report_the_time_spent_in_the_loaders_scheduler():
+    """Spec §1.3: one loader thread; the wait shows as 'spent in the scheduler'."""
+    lines = rl.queued_loads(3, 50)
+    assert len(lines) == 3
+    waits = [int(ln.split(" where ")[1].split("ms")[0]) for ln in lines]
+    took = [int(ln.split(" in ")[1].split("ms")[0]) for ln in lines]
+    assert waits == [0, 51, 102] and took == [51, 102, 153]
+    with pytest.raises(ValueError, match="partitions >= 1"):
+        rl.queued_loads(0, 10)
+
+
+def test_failed_batch_reverts_every_write_of_the_batch():
+    """Spec §1.5: a failed append reverts to the batch's base offset and fails all its writes."""
+    sb, futures = rl.failed_batch(2, ["a", "b", "c"])
+    assert all(rl.error_of(f) is Errors.KAFKA_STORAGE_ERROR for f in futures)
+    d = sb.describe()
+    assert d["last_written_offset"] == 2 and d["snapshots"] == [2] and d["open_batch"] is None
+    assert sb.leader().context(sb.tp()).coordinator.shard.snapshot() == {"c1": "ok", "c2": "ok"}
+
+
+def test_request_errors_follow_the_context_state_not_a_queue():
+    """Spec §1.14: LOADING answers COORDINATOR_LOAD_IN_PROGRESS; FAILED and unloaded
+    NOT_COORDINATOR; nothing is queued for after the load."""
+    assert rl.request_errors() == {"LOADING": Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                                   "FAILED": Errors.NOT_COORDINATOR,
+                                   "unloaded": Errors.NOT_COORDINATOR, "ACTIVE": None}
+
+
+def test_context_line_names_each_situation():
+    sb = RuntimeSandbox()
+    assert rl.context_line(sb, 0) == "broker 0  __consumer_offsets-0: no context"
+    sb.runtimes[0].schedule_load_operation(sb.tp(), 0)
+    assert rl.context_line(sb, 0).endswith("INITIAL (epoch -1)  no shard yet")
+    sb.run_for(10)
+    assert "ACTIVE (epoch 0)  lastWritten 0  lastCommitted 0  snapshots [0]" in \
+        rl.context_line(sb, 0)
+    failed = RuntimeSandbox()
+    failed.leader().loader.fail_next_load(failed.tp())
+    failed.start()
+    failed.run_for(10)
+    assert rl.context_line(failed).endswith("FAILED (epoch 0)  no shard")
+    with pytest.raises(ValueError, match="no broker 7"):
+        rl.context_line(sb, 7)
+
+
+def test_log_table_marks_committed_records_and_tombstones():
+    sb = rl.loaded_sandbox()
+    sb.put("a", "1")
+    sb.run_for(10)
+    sb.delete("a")
+    sb.run_for(10)
+    rl.stall_followers(sb)
+    sb.put("b", "2")
+    sb.run_for(10)
+    t = rl.log_table(sb.partition())
+    assert t.column("value") == ["1", "null", "2"]
+    assert t.column("committed") == ["yes", "yes", "no"]
+    assert t.title == "__consumer_offsets-0 on broker 0: log end 3, high watermark 2"
+
+
+def test_log_cursor_prints_only_what_is_new(capsys):
+    sb = rl.loaded_sandbox()
+    cursor = rl.LogCursor(sb.trace)
+    cursor.show()
+    assert capsys.readouterr().out == "(no new INFO lines)\n"
+    sb.move_leader(0, to_broker=1)
+    sb.run_for(10)
+    lines = cursor.lines("INFO", match="Finished loading", advance=False)
+    assert len(lines) == 1 and "[GroupCoordinator id=1]" in lines[0]
+    cursor.show("INFO", match="Finished loading")
+    assert capsys.readouterr().out == lines[0] + "\n"
+    assert cursor.lines() == []
+
+
+def test_context_diagram_shows_the_state_and_the_edge_just_taken():
+    sb = rl.loaded_sandbox()
+    assert rl.last_transition(sb.trace, 0) == (CoordinatorState.LOADING, CoordinatorState.ACTIVE)
+    dot = rl.context_diagram(sb, 0).source
+    assert '"ACTIVE" [style="filled,bold"' in dot
+    assert '"LOADING" -> "ACTIVE" [label="loader finished", color=' in dot
+    sb.move_leader(0, to_broker=1)
+    sb.run_for(10)
+    gone = rl.context_diagram(sb, 0).source  # unloaded: shown in the state it left in
+    assert '"CLOSED" [style="filled,bold"' in gone and "broker 0, __consumer_offsets-0: CLOSED" \
+        in gone
+
+
+def test_text_table_refuses_a_row_of_the_wrong_width():
+    t = rl.TextTable(["a", "b"])
+    with pytest.raises(ValueError, match=r"a row needs 2 cells \(a, b\), got 3"):
+        t.add([1, 2, 3])
+    with pytest.raises(KeyError, match="no column 'c'"):
+        t.column("c")
+
+
+def test_write_refuses_records_that_are_not_strings():
+    sb = rl.loaded_sandbox()
+    with pytest.raises(ValueError, match="non-empty string keys"):
+        rl.write(sb, "bad", {"k": 1})
+
+
+def test_every_seed_claim_points_at_a_section_of_notebook_03():
+    """The seed-vs-code table names, for every claim, where notebook 03 shows it."""
+    nb = json.loads(NB03.read_text())
+    headings = "\n".join("".join(c["source"]) for c in nb["cells"]
+                         if c["cell_type"] == "markdown")
+    for claim in rl.SEED_000_DIFFERENCES:
+        for place in claim.shown_in.split(", "):
+            if place.startswith("exercise"):
+                assert f"**Exercise {place.split()[1]}.**" in headings, place
+            elif place.startswith("Fault: "):
+                assert f"### {place[len('Fault: '):].capitalize()}" in headings \
+                    or place[len("Fault: "):] in headings.lower(), place
+            else:
+                assert f"## {place} " in headings, place
+    assert len(rl.seed_differences()) == len(rl.SEED_000_DIFFERENCES)
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 03 exercise checks
+
+
+def test_as_error_accepts_names_members_and_codes_and_explains_junk():
+    assert rl.as_error("not_coordinator") is Errors.NOT_COORDINATOR
+    assert rl.as_error(Errors.COORDINATOR_LOAD_IN_PROGRESS) is Errors.COORDINATOR_LOAD_IN_PROGRESS
+    assert rl.as_error(16) is Errors.NOT_COORDINATOR
+    assert rl.as_error("NONE") is None and rl.as_error(0) is None and rl.as_error(None) is None
+    with pytest.raises(ValueError, match="not the name of a Kafka error"):
+        rl.as_error("queued")
+    with pytest.raises(ValueError, match="not a Kafka error code"):
+        rl.as_error(9999)
+    with pytest.raises(ValueError, match="is not an error"):
+        rl.as_error(True)
+
+
+@pytest.mark.parametrize("check", [rl.check_exercise_1, rl.check_exercise_2,
+                                   rl.check_exercise_3, rl.check_exercise_4,
+                                   of.check_exercise_1, of.check_exercise_2,
+                                   of.check_exercise_3])
+def test_an_unanswered_exercise_is_reported_not_raised(check):
+    verdict = check(...)
+    assert verdict.ok is None
+    assert "not answered yet" in repr(verdict) and "..." in verdict.message
+
+
+def test_exercise_1_placeholders_in_the_dict_count_as_unanswered():
+    blank = rl.check_exercise_1({"LOADING": ..., "FAILED": ..., "unloaded": ...})
+    assert blank.ok is None and "Replace each ..." in repr(blank)
+    partial = rl.check_exercise_1({"LOADING": "COORDINATOR_LOAD_IN_PROGRESS", "FAILED": ...,
+                                   "unloaded": ...})
+    assert partial.ok is None and "'FAILED', 'unloaded'" in partial.message
+
+
+@pytest.mark.parametrize("answer", [
+    {"LOADING": "COORDINATOR_LOAD_IN_PROGRESS", "FAILED": "NOT_COORDINATOR",
+     "unloaded": "NOT_COORDINATOR"},
+    {"LOADING": Errors.COORDINATOR_LOAD_IN_PROGRESS, "FAILED": Errors.NOT_COORDINATOR,
+     "unloaded": Errors.NOT_COORDINATOR},
+    {"LOADING": 14, "FAILED": 16, "unloaded": 16},
+])
+def test_exercise_1_accepts_the_right_errors_in_every_form(answer):
+    assert rl.check_exercise_1(answer).ok is True
+
+
+def test_exercise_1_rejects_wrong_errors_with_a_hint_per_case():
+    v = rl.check_exercise_1({"LOADING": "NOT_COORDINATOR", "FAILED": "NOT_COORDINATOR",
+                             "unloaded": "NOT_LEADER_OR_FOLLOWER"})
+    assert v.ok is False
+    assert "nothing is queued" in v.message and "no context for the partition" in v.message
+    assert "FAILED:" not in v.message
+    assert rl.check_exercise_1({"LOADING": "queued", "FAILED": 16, "unloaded": 16}).message \
+        .startswith("LOADING: 'queued' is not the name of a Kafka error")
+    assert "exactly the keys" in rl.check_exercise_1({"LOADING": 14}).message
+
+
+def test_exercise_2_accepts_the_snapshots_and_explains_wrong_lists():
+    assert rl.exercise_2_snapshots() == [2, 3, 5, 6]
+    assert rl.check_exercise_2([2, 3, 5, 6]).ok is True
+    assert rl.check_exercise_2((2, 3, 5, 6)).ok is True
+    inside = rl.check_exercise_2([2, 3, 4, 5, 6])
+    assert inside.ok is False and "never inside a batch" in inside.message
+    below = rl.check_exercise_2([0, 1, 2, 3, 5, 6])
+    assert below.ok is False and "below the high watermark are dropped" in below.message
+    assert "list of ints" in rl.check_exercise_2("2, 3, 5, 6").message
+    assert "count the offsets" in rl.check_exercise_2([2, 3]).message.lower()
+
+
+def test_exercise_3_accepts_all_failed_and_the_base_offset():
+    assert rl.exercise_3_outcome() == (3, 4)
+    assert rl.check_exercise_3((3, 4)).ok is True
+    assert rl.check_exercise_3([3, 4]).ok is True
+    one = rl.check_exercise_3((1, 4))
+    assert one.ok is False and "fails every write of the batch" in one.message
+    assert "revert goes back" not in one.message
+    offset = rl.check_exercise_3((3, 7))
+    assert offset.ok is False and "revert goes back to the batch's base offset" in offset.message
+    assert "two ints" in rl.check_exercise_3((3,)).message
+
+
+def test_exercise_4_accepts_the_queue_time_and_names_the_usual_slips():
+    assert rl.exercise_4_queue_ms() == 102
+    assert rl.check_exercise_4(102).ok is True
+    assert "1 ms of its own" in rl.check_exercise_4(100).message
+    assert "the third waits for the two" in rl.check_exercise_4(51).message
+    assert "single thread" in rl.check_exercise_4(0).message
+    assert rl.check_exercise_4(7).ok is False
+    assert "whole number" in rl.check_exercise_4(102.0).message
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 04 helpers
+
+
+@pytest.fixture(scope="module")
+def failover():
+    """group_cluster, then a move of group-1's coordinator from broker 2 to broker 0."""
+    cluster = of.group_cluster(consumers=2, run_ms=21_200)
+    before = of.coordinator_state(cluster, "group-1")
+    cluster.move_coordinator("group-1", to_broker=0)
+    of.wait_for_load(cluster, "group-1")
+    after = of.coordinator_state(cluster, "group-1")
+    return cluster, before, after
+
+
+def test_where_is_does_javas_hash_arithmetic():
+    cluster = of.group_cluster(consumers=0, run_ms=0)
+    text = of.where_is(cluster, "group-1")
+    assert text.splitlines()[0] == \
+        "'group-1'.hashCode() = 293427299; abs(293427299) % 3 = 2 -> __consumer_offsets-2"
+    assert "coordinator of 'group-1': localhost:9094 (broker 2)" in text
+
+
+def test_records_table_decodes_kafkas_records(failover):
+    cluster, _, _ = failover
+    t = of.records_table(cluster, "group-1", broker=2)
+    keys = t.column("key")
+    assert keys[:2] == ["GroupMetadata group-1", "GroupMetadata group-1"]
+    assert keys[2:8] == [f"OffsetCommit group-1 orders-{p}" for p in range(6)]
+    values = t.column("value")
+    assert values[1] == "v3 generation=1 protocol=range members=[consumer-1, consumer-2]"
+    assert values[2] == "v3 offset=1100 commitTimestamp=11101"
+    assert len(of.records_table(cluster, "group-1", last=3)) == 3
+    with pytest.raises(ValueError, match="last must be >= 1"):
+        of.records_table(cluster, "group-1", last=0)
+    assert of.count_record_types(cluster, "group-1") == {"GroupMetadata": 2, "OffsetCommit": 18}
+
+
+def test_explain_record_takes_an_offset_commit_apart_byte_by_byte(failover):
+    cluster, _, _ = failover
+    t = of.explain_record(cluster, "group-1", 14)
+    assert t.column("field") == ["record type", "group", "topic", "partition", "value version",
+                                 "offset", "leaderEpoch", "metadata", "commitTimestamp"]
+    key = bytes.fromhex("".join(r[2] for r in t.rows[:4]).replace(" ", ""))
+    value = bytes.fromhex("".join(r[2] for r in t.rows[4:]).replace(" ", ""))
+    record = GroupCoordinatorRecordSerde().deserialize(key, value)  # the bytes are the record
+    assert record.key == {"group": "group-1", "topic": "orders", "partition": 0}
+    assert record.value["offset"] == 2100 and record.value_version == 3
+    with pytest.raises(ValueError, match="holds a GroupMetadata record"):
+        of.explain_record(cluster, "group-1", 0)
+    with pytest.raises(ValueError, match="no record at offset 999"):
+        of.explain_record(cluster, "group-1", 999)
+
+
+def test_failover_rebuilds_the_same_group_and_offsets_by_replay(failover):
+    """Spec §1.3/§4.2: the new leader replays the log into the same group and offsets."""
+    _, before, after = failover
+    assert (before.broker, after.broker) == (2, 0)
+    rows = {r[0]: r[3] for r in of.compare_states(before, after).rows}
+    assert rows.pop("coordinator broker") == "NO"
+    assert set(rows.values()) == {"yes"}
+    assert after.offsets == {("orders", p): 2100 for p in range(6)}
+    assert after.group["state"] == "Stable" and after.group["generation"] == 1
+
+
+def test_coordinator_state_reports_the_error_a_client_would_get():
+    cluster = of.group_cluster(consumers=1, run_ms=10_000)
+    cluster.fail_next_load(2, broker=1)
+    cluster.move_coordinator("group-1", to_broker=1)
+    cluster.run_for(10)
+    served = of.coordinator_state(cluster, "group-1")
+    assert served.context == "FAILED" and served.error == "NOT_COORDINATOR"
+    assert repr(served).endswith("requests fail with NOT_COORDINATOR")
+
+
+def test_a_parked_commit_is_lost_only_unacknowledged():
+    """DESIGN invariant: no acknowledged offset is lost across failover, even when a commit was
+    in flight (it fails NOT_COORDINATOR and the consumer commits again)."""
+    cluster = of.group_cluster(consumers=2, run_ms=20_000)
+    of.stall_followers(cluster, "group-1")
+    cluster.run_for(5_000)
+    cluster.move_coordinator("group-1", to_broker=1)
+    of.resume_followers(cluster, "group-1")
+    of.wait_for_load(cluster, "group-1")
+    failed = [e for e in cluster.trace.events if e.kind == "offset_commit_failed"]
+    assert len(failed) == 2 and all("not the correct coordinator" in e.fields["message"]
+                                    for e in failed)
+    table = of.offsets_table(cluster, "group-1")
+    assert set(table.column("acknowledged <= coordinator")) == {"yes"}
+    cluster.run_for(15_000)
+    table = of.offsets_table(cluster, "group-1")
+    assert set(table.column("acknowledged <= coordinator")) == {"yes"}
+    assert table.column("coordinator") == table.column("acknowledged")
+    assert cluster.monitor.violations == []
+
+
+def test_group_cluster_refuses_negative_sizes():
+    with pytest.raises(ValueError, match="consumers >= 0"):
+        of.group_cluster(consumers=-1)
+
+
+# --------------------------------------------------------------------------------------------
+# Lesson 04 exercise checks
+
+
+def test_offsets_exercise_1_accepts_the_partition_and_hints_at_slips():
+    assert of.check_exercise_1(13).ok is True
+    three = of.check_exercise_1(2)
+    assert three.ok is False and "default of 50" in three.message
+    assert "numbered 0..49" in of.check_exercise_1(50).message
+    assert "java_string_hashcode" in of.check_exercise_1(7).message
+    assert "as an int" in of.check_exercise_1("13").message
+
+
+def test_offsets_exercise_2_counts_the_records_in_the_log():
+    assert of.count_record_types(of.exercise_2_cluster(), "group-1") == \
+        {"GroupMetadata": 2, "OffsetCommit": 30}
+    assert of.check_exercise_2({"OffsetCommit": 30, "GroupMetadata": 2}).ok is True
+    wrong = of.check_exercise_2({"OffsetCommit": 36, "GroupMetadata": 2})
+    assert wrong.ok is False and "one OffsetCommit record per partition" in wrong.message
+    assert "GroupMetadata record is written" not in wrong.message
+    assert "keys" in of.check_exercise_2({"commits": 30}).message
+    blank = of.check_exercise_2({"OffsetCommit": ..., "GroupMetadata": ...})
+    assert blank.ok is None and "Replace each ..." in repr(blank)
+    half = of.check_exercise_2({"OffsetCommit": 30, "GroupMetadata": ...})
+    assert half.ok is None and "GroupMetadata" in half.message
+
+
+def test_offsets_exercise_3_a_timed_out_commit_still_commits():
+    """Spec §1.5 (a timeout rolls nothing back) and §1.16 (REQUEST_TIMED_OUT is answered as
+    COORDINATOR_NOT_AVAILABLE)."""
+    assert of.exercise_3_outcome() == (Errors.COORDINATOR_NOT_AVAILABLE, True)
+    assert of.check_exercise_3(("COORDINATOR_NOT_AVAILABLE", True)).ok is True
+    assert of.check_exercise_3((15, True)).ok is True
+    raw = of.check_exercise_3(("REQUEST_TIMED_OUT", True))
+    assert raw.ok is False and "maps the runtime's error" in raw.message
+    none = of.check_exercise_3(("NONE", False))
+    assert none.ok is False and "does not wait 6 s" in none.message
+    assert "is not reverted" in none.message
+    assert "True or False" in of.check_exercise_3(("NONE", "yes")).message
+
+
+# --------------------------------------------------------------------------------------------
+# The notebooks' shape (nbval runs them; this checks what a reviewer would look for)
+
+
+@pytest.mark.parametrize("path", [NB03, NB04], ids=["03", "04"])
+def test_notebook_shape(path):
+    nb = json.loads(path.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    cells = nb["cells"]
+    first = "".join(cells[0]["source"])
+    assert "you will be able to" in first
+    markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    assert "## Try it" in markdown and "## Exercises" in markdown
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    assert any("ControlPanel(" in c for c in code)
+    assert not any(c.lstrip().startswith(("def ", "class ")) or "\ndef " in c for c in code), \
+        "logic belongs in coordinator_kit.lessons, not in the notebook"
+    answers = [i for i, c in enumerate(code) if c.startswith("answer_")]
+    assert answers, "no exercise answer cells"
+    for i in answers:
+        assert "..." in code[i], "the committed notebook must leave the answers open"
+        assert code[i + 1].startswith("check_exercise_"), "each answer is followed by its check"
+    for c in cells:
+        for out in c.get("outputs", []):
+            assert out["output_type"] != "error", "".join(c["source"])
+            assert out.get("name") != "stderr", "".join(c["source"])
+    assert "widgets" not in nb["metadata"], "save notebooks without widget state"
