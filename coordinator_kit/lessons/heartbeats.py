@@ -37,12 +37,13 @@ from ..trace import TraceEvent
 
 __all__ = [
     # shared display pieces
-    "Table", "LogView", "Feedback", "LessonRun", "clock", "short_id", "unanswered",
+    "Table", "LogView", "Feedback", "LessonRun", "Picture", "clock", "short_id", "unanswered",
+    "timeline", "rebalance_chart", "rebalance_table",
     "member_table", "group_table", "member_ids", "listener_table",
     # this lesson
     "GROUP", "three_timers", "timers_now", "session_timer_rearms", "session_timer_summary",
     "stable_group", "gc_pause", "join_wait",
-    "crash", "dropped_heartbeats", "slow_processing", "lost_join_group",
+    "crash", "dropped_heartbeats", "slow_processing", "lost_join_group", "outcome_table",
     "check_expiry_time", "check_session_config", "check_auto_commit_interval",
     "check_join_timeout",
 ]
@@ -149,6 +150,27 @@ class LogView:
 
     def __repr__(self) -> str:
         return "\n".join(self.lines) if self.lines else "(no log lines)"
+
+
+class Picture:
+    """An SVG figure for a notebook cell: image/svg+xml, with its title as text/plain.
+
+    The SVG comes from `coordinator_kit.viz.plots.figure_svg` (no date, fixed ids, text kept as
+    text), so the same run draws the same bytes and nbval can compare them.
+    """
+
+    def __init__(self, svg: str, title: str) -> None:
+        start = svg.find("<svg")
+        if start < 0:
+            raise ValueError("Picture needs SVG text containing an <svg> element")
+        self.svg = svg[start:]
+        self.title = title
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def __repr__(self) -> str:
+        return f"<picture: {self.title}>"
 
 
 @dataclass(frozen=True)
@@ -259,9 +281,13 @@ class LessonRun:
         return [e for e in evs if not kinds or e.kind in kinds]
 
     def log(self, level: str = "INFO", *, who: str | None = None,
-            contains: str | Sequence[str] | None = None, limit: int | None = None) -> LogView:
-        """Log lines since the interesting part. `who`: "broker", "consumers" or a client name;
-        `contains`: keep lines with (any of) these texts; `limit`: the first n lines."""
+            contains: str | Sequence[str] | None = None, limit: int | None = None,
+            since_ms: int | None = None, until_ms: int | None = None) -> LogView:
+        """Log lines since the run's mark (or from `since_ms` to `until_ms` of virtual time).
+
+        `who`: "broker", "consumers" or a client name; `contains`: keep lines with (any of)
+        these texts; `limit`: the first n lines.
+        """
         source = None
         prefix = None
         if who is not None:
@@ -273,19 +299,23 @@ class LessonRun:
                 raise ValueError(f"who={who!r}: use 'broker', 'consumers' or one of the clients "
                                  f"{sorted(self.cluster.consumers)}")
         wanted = [contains] if isinstance(contains, str) else list(contains or [])
-        lines = []
+        threshold = _level(level)
         trace = self.cluster.trace
-        for e in trace.events[self.since:]:
-            if e.message is None or not trace.enabled(e.level):
+        events = trace.events[self.since:] if since_ms is None else trace.events
+        lines = []
+        for e in events:
+            if since_ms is not None and e.ts < since_ms:
                 continue
-            if _level(e.level) < _level(level):
+            if until_ms is not None and e.ts > until_ms:
+                break
+            if e.message is None or _level(e.level) < threshold:
                 continue
             if source is not None and e.source != source:
                 continue
             if prefix is not None and not e.source.startswith(prefix):
                 continue
-            line = e.line(trace.start)
-            if wanted and not any(w in line for w in wanted):  # type: ignore[operator]
+            line = e.line(trace.start) or ""
+            if wanted and not any(w in line for w in wanted):
                 continue
             lines.append(line)
         return LogView(lines[:limit] if limit is not None else lines)
@@ -312,6 +342,42 @@ class LessonRun:
             if e.fields.get("member") in ids:
                 return e.ts
         return None
+
+
+def _trace_of(source: Any) -> Any:
+    cluster = getattr(source, "cluster", source)
+    return getattr(cluster, "trace", cluster)
+
+
+def timeline(source: Any, *, start_ms: int | None = None, end_ms: int | None = None,
+             members: Sequence[str] | None = None, title: str | None = None) -> Picture:
+    """Swimlanes of the group's and each member's state over virtual time (a run or cluster)."""
+    from ..viz.plots import figure_svg, swimlanes
+
+    title = title or "member states over virtual time"
+    fig = swimlanes(_trace_of(source), members=members, start_ms=start_ms, end_ms=end_ms,
+                    title=title)
+    return Picture(figure_svg(fig), title)
+
+
+def rebalance_chart(source: Any, *, title: str | None = None) -> Picture:
+    """One bar per rebalance of group-1: PreparingRebalance to Stable, in virtual ms."""
+    from ..viz.plots import figure_svg, rebalance_durations
+
+    title = title or "rebalance durations"
+    return Picture(figure_svg(rebalance_durations(_trace_of(source), GROUP, title=title)), title)
+
+
+def rebalance_table(source: Any, *, since_ms: int = 0) -> Table:
+    """Every rebalance of group-1 that started at or after `since_ms`, with its duration."""
+    from ..viz.plots import rebalances
+
+    rows = [{"generation": r.generation, "started": clock(r.start_ms),
+             "ended": None if r.end_ms is None else clock(r.end_ms),
+             "duration (ms)": r.duration_ms, "ended as": r.outcome, "members": r.members}
+            for r in rebalances(_trace_of(source), GROUP) if r.start_ms >= since_ms]
+    return Table(rows, ["generation", "started", "ended", "duration (ms)", "ended as",
+                        "members"], title="rebalances of group-1")
 
 
 def _level(name: str) -> int:
@@ -469,14 +535,20 @@ def _mark(cluster: Cluster, **notes: Any) -> LessonRun:
     return LessonRun(cluster, len(cluster.trace), cluster.scheduler.now, dict(notes))
 
 
-def gc_pause(pause_ms: int, *, seed: int = 0, after_ms: int = 20_000, **config: Any
-             ) -> LessonRun:
+def gc_pause(pause_ms: int, *, seed: int = 0, after_ms: int = 20_000,
+             until_ms: int | None = None, **config: Any) -> LessonRun:
     """consumer-1 stops the world for `pause_ms` (no poll, no heartbeat) at 20 s; the run goes on
-    `after_ms` past the pause."""
+    `after_ms` past the pause, or stops at virtual time `until_ms` (to look at a moment)."""
     cluster = stable_group(seed=seed, **config)
     run = _mark(cluster, client="consumer-1", pause_ms=pause_ms)
     cluster.pause("consumer-1", pause_ms)
-    cluster.run_for(pause_ms + after_ms)
+    if until_ms is None:
+        cluster.run_for(pause_ms + after_ms)
+    else:
+        if until_ms < cluster.scheduler.now:
+            raise ValueError(f"until_ms={until_ms} is before the pause starts at "
+                             f"{cluster.scheduler.now} ms")
+        cluster.run_for(until_ms - cluster.scheduler.now)
     return run
 
 
@@ -514,7 +586,10 @@ def lost_join_group(*, cut_ms: int = 20_000, seed: int = 0, **config: Any) -> Le
     """consumer-2 joins a group where consumer-1 is alone; consumer-1 learns of the rebalance from
     a heartbeat, and the network drops everything it sends for `cut_ms` from just before its
     JoinGroup goes out. The run ends once consumer-1 is Stable again."""
+    from ..viz.sequence import record_requests
+
     cluster = new_cluster(seed)
+    record_requests(cluster)  # for the sequence picture of the lost request
     c1 = cluster.add_consumer("consumer-1", **config)
     cluster.run_for(10_000)
     cluster.add_consumer("consumer-2", **config)
@@ -527,6 +602,23 @@ def lost_join_group(*, cut_ms: int = 20_000, seed: int = 0, **config: Any) -> Le
     cluster.run_until(lambda: c1.state is MemberState.STABLE, limit_ms=3_600_000)
     cluster.run_for(2_000)
     return run
+
+
+def outcome_table(runs: Mapping[str, LessonRun], client: str = "consumer-1") -> Table:
+    """Side by side: what the coordinator did to `client` in each run, and what `client` believes
+    at the end."""
+    rows = []
+    for label, run in runs.items():
+        c = run.cluster.consumer(client)
+        group = run.cluster.group()
+        removed = run.removed_at(client)
+        rows.append({"run": label,
+                     "coordinator removed it at": None if removed is None else clock(removed),
+                     "group generation": group.get("generation"),
+                     f"{client} state": c.state.name,
+                     f"{client} generation": c.generation.generation_id,
+                     f"{client} partitions": [str(tp.partition) for tp in sorted(c.owned)]})
+    return Table(rows, title=f"what happened to {client}")
 
 
 def join_wait(run: LessonRun, client: str = "consumer-1") -> tuple[int, int] | None:
