@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from heapq import heappop, heappush
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -250,15 +251,25 @@ class Scheduler:
     def call_at(self, when: int, callback: Callable[..., Any], *args: Any,
                 name: str = "") -> TimerHandle:
         """Run `callback(*args)` at virtual time `when` (not before `now`)."""
-        _check_ms("when", when)
+        if when.__class__ is not int:  # bool is not int: checked below
+            _check_ms("when", when)
         with self._lock:
             if when < self._now:
+                _check_ms("when", when)
                 raise ValueError(f"cannot schedule {name or callback!r} at {when} ms: the clock "
                                  f"already reads {self._now} ms")
-            return self._push(when, callback, args, name)
+            # self._push(when, callback, args, name), written out: every timer comes here
+            if self._cancelled > 512:
+                self._maybe_purge()
+            seq = next(self._seq)
+            handle = TimerHandle(when, seq, name or getattr(callback, "__name__", "?"), callback,
+                                 args, self)
+            heappush(self._heap, (when, seq, handle))
+            if self._sleepers:
+                self._wakeup.notify_all()
+            return handle
 
-    def _push(self, when: int, callback: Callable[..., Any], args: tuple[Any, ...],
-              name: str) -> TimerHandle:
+    def _maybe_purge(self) -> None:
         if self._cancelled > 512 and 2 * self._cancelled > len(self._heap):
             # Mostly dead (every write's timeout is cancelled when the write completes, long
             # before it is due): drop the cancelled handles, as asyncio does, so they free what
@@ -266,6 +277,11 @@ class Scheduler:
             self._heap[:] = [e for e in self._heap if not e[2].cancelled]
             heapq.heapify(self._heap)
             self._cancelled = 0
+
+    def _push(self, when: int, callback: Callable[..., Any], args: tuple[Any, ...],
+              name: str) -> TimerHandle:
+        if self._cancelled > 512:
+            self._maybe_purge()
         seq = next(self._seq)
         handle = TimerHandle(when, seq, name or getattr(callback, "__name__", "?"), callback, args,
                              self)
@@ -286,12 +302,31 @@ class Scheduler:
         if delay_ms.__class__ is not int or delay_ms < 0:  # bool is not int: checked below
             _check_ms("delay_ms", delay_ms)
         with self._lock:
-            return self._push(self._now + delay_ms, callback, args, name)
+            # self._push(self._now + delay_ms, callback, args, name), written out
+            if self._cancelled > 512:
+                self._maybe_purge()
+            when = self._now + delay_ms
+            seq = next(self._seq)
+            handle = TimerHandle(when, seq, name or getattr(callback, "__name__", "?"), callback,
+                                 args, self)
+            heappush(self._heap, (when, seq, handle))
+            if self._sleepers:
+                self._wakeup.notify_all()
+            return handle
 
     def call_soon(self, callback: Callable[..., Any], *args: Any, name: str = "") -> TimerHandle:
         """Run `callback(*args)` at the current time, after everything already due now."""
         with self._lock:
-            return self._push(self._now, callback, args, name)
+            if self._cancelled > 512:
+                self._maybe_purge()
+            when = self._now
+            seq = next(self._seq)
+            handle = TimerHandle(when, seq, name or getattr(callback, "__name__", "?"), callback,
+                                 args, self)
+            heappush(self._heap, (when, seq, handle))
+            if self._sleepers:
+                self._wakeup.notify_all()
+            return handle
 
     # -- running -------------------------------------------------------------------------------
 
@@ -394,8 +429,28 @@ class Scheduler:
         _check_ms("when", when)
         if when < self._now:
             raise ValueError(f"run_until({when}) is in the past: the clock reads {self._now} ms")
-        while (handle := self._pop_live(when)) is not None:
-            self._run(handle)
+        # self._run(self._pop_live(when)) until nothing is due, written out: this loop runs
+        # every callback of a scenario driven by run_for.
+        heap = self._heap
+        lock = self._lock
+        while True:
+            with lock:
+                if not heap:
+                    break
+                entry = heap[0]
+                handle = entry[2]
+                if (handle.cancelled or handle.__class__ is _LaneSlot) and self._drop_dead_head():
+                    continue
+                if entry[0] > when:
+                    break
+                heappop(heap)
+                if entry[0] > self._now:  # max(now, when): time never goes backwards
+                    self._now = entry[0]
+            handle.done = True
+            callback, args = handle._callback, handle._args
+            handle._callback = _never_called
+            handle._args = ()
+            callback(*args)
             ran += 1
         with self._lock:
             self._now = max(self._now, when)

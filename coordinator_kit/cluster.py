@@ -17,7 +17,7 @@ from typing import Any
 
 from .client.config import ConsumerConfig
 from .client.consumer import Consumer
-from .clock import Scheduler
+from .clock import Scheduler, TimerLane
 from .errors import Errors
 from .group.config import GroupCoordinatorConfig
 from .group.records import GroupCoordinatorRecordSerde
@@ -40,8 +40,80 @@ class Broker:
     alive: bool = True
 
 
+class _Exchange:
+    """One request on the network and its answer (or its timeout): the state `send` keeps."""
+
+    __slots__ = ("network", "client", "broker", "api", "call", "on_response", "answered",
+                 "timeout", "response_name")
+
+    def __init__(self, network: Network, client: Consumer, broker: int | None, api: str,
+                 call: Callable[[GroupCoordinatorService], CoordinatorFuture[Any]],
+                 on_response: Callable[[Any, Errors | None], None]) -> None:
+        self.network = network
+        self.client = client
+        self.broker = broker
+        self.api = api
+        self.call = call
+        self.on_response = on_response
+        self.answered = False
+        self.timeout: Any = None  # _IN_LANE, or a TimerHandle when the lane refused it
+        self.response_name = ""
+
+    def timed_out(self) -> None:
+        if not self.answered:
+            self.answered = True
+            self.on_response(None, Errors.REQUEST_TIMED_OUT)
+
+    def arrive(self) -> None:
+        network = self.network
+        if not network._up(self.client, self.broker):
+            return
+        future = self.call(network.cluster.brokers[self.broker].service)  # type: ignore[index]
+        future.add_done_callback(self.responded)
+
+    def responded(self, future: CoordinatorFuture[Any]) -> None:
+        network = self.network
+        network.cluster.scheduler.call_later(network.latency_ms, self.deliver, future.result(),
+                                             name=self.response_name)
+
+    def deliver(self, response: Any) -> None:
+        if self.answered or not self.network._up(self.client, self.broker):
+            return
+        self.answered = True
+        timeout = self.timeout
+        if timeout is not _IN_LANE:
+            timeout.cancel()
+        self.timeout = None  # a timeout in a lane is dead from now on (see _timeout_live)
+        self.on_response(response, None)
+
+
+_IN_LANE: Any = object()  # an exchange's `timeout` while it waits in one of the network's lanes
+
+
+def _timeout_live(exchange: _Exchange) -> bool:
+    return exchange.timeout is _IN_LANE and not exchange.answered
+
+
+def _timeout_disarm(exchange: _Exchange) -> None:
+    exchange.timeout = None
+
+
+def _timeout_fire(exchange: _Exchange) -> None:
+    exchange.timed_out()
+
+
+def _timeout_name(exchange: _Exchange) -> str:
+    return f"{exchange.api} timeout {exchange.client.name}"
+
+
 class Network:
-    """Request/response delivery with latency; a cut-off client's messages are lost."""
+    """Request/response delivery with latency; a cut-off client's messages are lost.
+
+    Each request waits for its answer with a timeout. Nearly every answer comes long before its
+    timeout, so the timeouts of one length share a `TimerLane` (one place in the scheduler's
+    heap, same firing order as a `call_later` made at the same moment) instead of adding and
+    cancelling a heap entry per request.
+    """
 
     def __init__(self, cluster: Cluster, latency_ms: int) -> None:
         if latency_ms < 0:
@@ -49,6 +121,9 @@ class Network:
         self.cluster = cluster
         self.latency_ms = latency_ms
         self.cut: set[str] = set()
+        self._lanes: dict[int, TimerLane] = {}
+        # (api, client, broker) -> names of the request's and the response's scheduler entries
+        self._names: dict[tuple[str, str, int | None], tuple[str, str]] = {}
 
     def _up(self, client: Consumer, broker: int | None) -> bool:
         return (client.name not in self.cut and broker is not None
@@ -59,33 +134,24 @@ class Network:
              on_response: Callable[[Any, Errors | None], None], *, timeout_ms: int,
              drop: bool = False) -> None:
         sched = self.cluster.scheduler
-        done = {"answered": False}
-
-        def timed_out() -> None:
-            if not done["answered"]:
-                done["answered"] = True
-                on_response(None, Errors.REQUEST_TIMED_OUT)
-
-        timeout = sched.call_later(timeout_ms, timed_out, name=f"{api} timeout {client.name}")
+        exchange = _Exchange(self, client, broker, api, call, on_response)
+        lane = self._lanes.get(timeout_ms)
+        if lane is None and timeout_ms.__class__ is int and timeout_ms >= 0:
+            lane = self._lanes[timeout_ms] = TimerLane(sched, _timeout_fire, _timeout_live,
+                                                       _timeout_disarm, _timeout_name)
+        exchange.timeout = _IN_LANE
+        if lane is None or not lane.arm(timeout_ms, exchange):
+            exchange.timeout = sched.call_later(timeout_ms, exchange.timed_out,
+                                                name=f"{api} timeout {client.name}")
         if drop or not self._up(client, broker):
             client.log.event("request_dropped", api=api, client=client.name, broker=broker)
             return
-
-        def deliver(response: Any) -> None:
-            if done["answered"] or not self._up(client, broker):
-                return
-            done["answered"] = True
-            timeout.cancel()
-            on_response(response, None)
-
-        def arrive() -> None:
-            if not self._up(client, broker):
-                return
-            future = call(self.cluster.brokers[broker].service)  # type: ignore[index]
-            future.add_done_callback(lambda f: sched.call_later(
-                self.latency_ms, deliver, f.result(), name=f"{api} response {client.name}"))
-
-        sched.call_later(self.latency_ms, arrive, name=f"{api} {client.name}->{broker}")
+        names = self._names.get((api, client.name, broker))
+        if names is None:
+            names = self._names[(api, client.name, broker)] = (
+                f"{api} {client.name}->{broker}", f"{api} response {client.name}")
+        exchange.response_name = names[1]
+        sched.call_later(self.latency_ms, exchange.arrive, name=names[0])
 
     def find_coordinator(self, client: Consumer, group_id: str,
                          on_result: Callable[[int | None, Errors | None], None]) -> None:

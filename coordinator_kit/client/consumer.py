@@ -116,6 +116,10 @@ class Consumer:
         self.drop_heartbeats = False
         self._hb_handle: Any = None
         self._poll_handle: Any = None
+        self._context: RequestContext | None = None
+        self._poll_name = f"poll {self.name}"
+        self._heartbeat_name = f"heartbeat {self.name}"
+        self._heartbeat_request: HeartbeatRequest | None = None
         self._state_listeners: list[Callable[[Consumer, MemberState, MemberState], None]] = []
 
     # -- identity and views --------------------------------------------------------------------
@@ -126,7 +130,13 @@ class Consumer:
 
     @property
     def context(self) -> RequestContext:
-        return RequestContext(self.config.client_id, f"/10.0.0.{self.cluster.client_index(self)}")
+        context = self._context
+        if context is None:
+            index = self.cluster.client_index(self)
+            context = RequestContext(self.config.client_id, f"/10.0.0.{index}")
+            if index:  # registered: its place among the cluster's consumers never changes
+                self._context = context
+        return context
 
     def node(self) -> str:
         b = self.coordinator
@@ -232,15 +242,24 @@ class Consumer:
 
     def _poll(self) -> None:
         self._poll_handle = None
-        if self._deferred(self._poll):
+        scheduler = self.scheduler
+        now = scheduler._now
+        if self.crashed or not self.running or now < self.paused_until:
+            self._deferred(self._poll)
             return
-        now = self.scheduler.now
         self.last_poll = now
         if self.fatal is None:
-            self._coordinator_poll()
-            self._consume()
-        self._poll_handle = self.scheduler.call_later(self.processing_ms or 1, self._poll,
-                                                      name=f"poll {self.name}")
+            if self.coordinator is not None and not self.rejoin_needed \
+                    and self.state is MemberState.STABLE:
+                # Stable: the coordinator part of poll() only auto-commits when due.
+                if self.config.enable_auto_commit and now >= self.next_auto_commit:
+                    self._maybe_auto_commit()
+                self._consume()
+            else:
+                self._coordinator_poll()
+                self._consume()
+        self._poll_handle = scheduler.call_later(self.processing_ms or 1, self._poll,
+                                                 name=self._poll_name)
 
     def _coordinator_poll(self) -> None:
         if self.coordinator is None:
@@ -255,11 +274,15 @@ class Consumer:
         if self.state is not MemberState.STABLE or self.rejoin_needed:
             return
         budget = self.config.max_poll_records
-        for tp in sorted(self.owned):
-            pos = self.positions.get(tp)
+        positions = self.positions
+        end_offset = self.cluster.end_offset
+        for tp in sorted(self.owned) if len(self.owned) > 1 else self.owned:
+            pos = positions.get(tp)
             if pos is None:
                 continue
-            take = min(budget, self.cluster.end_offset(tp) - pos)
+            take = end_offset(tp) - pos
+            if take > budget:
+                take = budget
             if take > 0:
                 self.positions[tp] = pos + take
                 self.consumed += take
@@ -542,16 +565,20 @@ class Consumer:
         it waits `retry.backoff.ms`, as the Java thread does, so virtual time always moves)."""
         if self._hb_handle is not None:
             self._hb_handle.cancel()
-        now = self.scheduler.now
-        deadlines = [self.last_poll + self.config.max_poll_interval_ms + 1,
-                     self.last_heartbeat_received + self.config.session_timeout_ms + 1]
+        config = self.config
+        now = self.scheduler._now
+        due = self.last_poll + config.max_poll_interval_ms + 1
+        session = self.last_heartbeat_received + config.session_timeout_ms + 1
+        if session < due:
+            due = session
         if not self.inflight.heartbeat:
-            deadlines.append(self.last_heartbeat_sent + self.config.heartbeat_interval_ms)
-        due = min(deadlines)
+            interval = self.last_heartbeat_sent + config.heartbeat_interval_ms
+            if interval < due:
+                due = interval
         if due <= now:
-            due = now + max(self.config.retry_backoff_ms, 1)
+            due = now + max(config.retry_backoff_ms, 1)
         self._hb_handle = self.scheduler.call_at(due, self._heartbeat_tick,
-                                                 name=f"heartbeat {self.name}")
+                                                 name=self._heartbeat_name)
 
     def _heartbeat_tick(self) -> None:
         self._hb_handle = None
@@ -580,7 +607,7 @@ class Consumer:
             if self.coordinator is None:
                 self._hb_handle = self.scheduler.call_later(
                     max(self.config.retry_backoff_ms, 1), self._heartbeat_tick,
-                    name=f"heartbeat {self.name}")
+                    name=self._heartbeat_name)
             else:
                 self._arm_heartbeat()
 
@@ -588,8 +615,13 @@ class Consumer:
         self.last_heartbeat_sent = self.scheduler.now
         self.inflight.heartbeat = True
         sent = self.generation
-        request = HeartbeatRequest(self.config.group_id, sent.generation_id, sent.member_id,
-                                   self.config.group_instance_id)
+        request = self._heartbeat_request
+        if request is None or request.generation_id != sent.generation_id \
+                or request.member_id != sent.member_id:
+            # the same generation sends the same (immutable) request every time
+            request = self._heartbeat_request = HeartbeatRequest(
+                self.config.group_id, sent.generation_id, sent.member_id,
+                self.config.group_instance_id)
         self.cluster.network.send(self, self.coordinator, "Heartbeat",
                                   lambda svc: svc.heartbeat(self.context, request),
                                   lambda r, e: self._on_heartbeat(r, e, sent),

@@ -35,6 +35,10 @@ E, P, C, S, D = (ClassicGroupState.EMPTY, ClassicGroupState.PREPARING_REBALANCE,
                  ClassicGroupState.DEAD)
 
 EMPTY_RESULT: CoordinatorResult[Any] = CoordinatorResult([])
+# Responses are immutable: the common heartbeat answers are made once.
+_HEARTBEAT_OK = HeartbeatResponse(Errors.NONE)
+_HEARTBEAT_REBALANCING = HeartbeatResponse(Errors.REBALANCE_IN_PROGRESS)
+_HEARTBEAT_UNKNOWN_MEMBER = HeartbeatResponse(Errors.UNKNOWN_MEMBER_ID)
 
 
 def heartbeat_key(group_id: str, member_id: str) -> str:
@@ -534,11 +538,14 @@ class GroupMetadataManager:
                 f"The request generation id {request.generation_id} is not equal to the group "
                 f"generation id {group.generation_id}.")
         if group.state is E:
-            return CoordinatorResult([], HeartbeatResponse(Errors.UNKNOWN_MEMBER_ID))
-        self._reschedule_heartbeat(group, group.member(request.member_id))
+            return CoordinatorResult([], _HEARTBEAT_UNKNOWN_MEMBER)
+        member = group.members[request.member_id]
+        self.timer.schedule(heartbeat_key(group.group_id, member.member_id),
+                            member.session_timeout_ms, False,
+                            lambda: self._expire_heartbeat(group.group_id, member.member_id))
         if group.state is P:
-            return CoordinatorResult([], HeartbeatResponse(Errors.REBALANCE_IN_PROGRESS))
-        return CoordinatorResult([], HeartbeatResponse(Errors.NONE))
+            return CoordinatorResult([], _HEARTBEAT_REBALANCING)
+        return CoordinatorResult([], _HEARTBEAT_OK)
 
     # -- SyncGroup (spec §3.5) -----------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from ..errors import Errors
 from ..runtime.records import CoordinatorRecord
 from ..runtime.shard import CoordinatorResult
 from ..timeline import SnapshotRegistry, TimelineHashMap
+from ..logs.layout import level_number
 from ..trace import LogContext
 from . import records as rec
 from .api import (OffsetCommitRequest, OffsetCommitResponse, OffsetFetchPartition,
@@ -23,6 +24,8 @@ from .config import GroupCoordinatorConfig
 from .manager import GroupMetadataManager
 
 __all__ = ["OffsetAndMetadata", "OffsetMetadataManager"]
+
+_DEBUG = level_number("DEBUG")
 
 
 @dataclass(frozen=True)
@@ -55,14 +58,16 @@ class OffsetMetadataManager:
         expire = now + request.retention_time_ms if request.retention_time_ms > 0 else None
         errors: dict[tuple[str, int], Errors] = {}
         records: list[CoordinatorRecord] = []
+        debug = self.log.trace.threshold <= _DEBUG  # O-COMMIT is a DEBUG line: skip its fields
         for (topic, partition), data in sorted(request.offsets.items()):
             metadata = data.metadata or ""
             if len(metadata) > self.config.offset_metadata_max_bytes:
                 errors[(topic, partition)] = Errors.OFFSET_METADATA_TOO_LARGE
                 continue
-            self.log.log("O-COMMIT", group=request.group_id, offset=data.offset, topic=topic,
-                         partition=partition, member=request.member_id,
-                         leader_epoch=_java_optional(data.leader_epoch))
+            if debug:
+                self.log.log("O-COMMIT", group=request.group_id, offset=data.offset, topic=topic,
+                             partition=partition, member=request.member_id,
+                             leader_epoch=_java_optional(data.leader_epoch))
             records.append(rec.new_offset_commit_record(
                 request.group_id, topic, partition, data.offset,
                 None if data.leader_epoch < 0 else data.leader_epoch, metadata, now, expire))

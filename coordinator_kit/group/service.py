@@ -50,10 +50,24 @@ class GroupCoordinatorService:
         self.runtime = runtime
         self.config = config
         self.active = True
+        # group id -> its partition: every request asks, and the hash walks the whole id.
+        self._partitions: dict[str, TopicPartition] = {}
 
     def partition_for(self, group_id: str) -> TopicPartition:
-        return TopicPartition.offsets(partition_for(group_id,
-                                                    self.config.offsets_topic_num_partitions))
+        tp = self._partitions.get(group_id)
+        if tp is None:
+            tp = TopicPartition.offsets(partition_for(group_id,
+                                                      self.config.offsets_topic_num_partitions))
+            # The runtime's own object for it when it has one: its dicts then find the key by
+            # identity, without comparing the dataclass fields.
+            for known in getattr(self.runtime, "partitions", ()):
+                if known == tp:
+                    tp = known
+                    break
+            if len(self._partitions) >= 100_000:
+                self._partitions.clear()
+            self._partitions[group_id] = tp
+        return tp
 
     # -- helpers -------------------------------------------------------------------------------
 
