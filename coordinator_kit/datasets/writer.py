@@ -8,7 +8,7 @@ bytes changed. Files hold no wall-clock time and no absolute path, and end lines
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..cluster import Cluster
@@ -53,9 +53,10 @@ def _log_files(cluster: Cluster, spec: DatasetSpec) -> dict[str, bytes]:
             for name, lines in sorted(files.items())}
 
 
-def render_dataset(spec: DatasetSpec) -> dict[str, bytes]:
-    """File name -> bytes for one scenario folder."""
-    cluster = spec.run()
+def render_dataset(spec: DatasetSpec, cluster: Cluster | None = None) -> dict[str, bytes]:
+    """File name -> bytes for one scenario folder (`cluster`: the scenario, already run)."""
+    if cluster is None:
+        cluster = spec.run()
     files = _log_files(cluster, spec)
     trace = io.StringIO(newline="\n")
     cluster.trace.write_jsonl(trace)
@@ -64,8 +65,12 @@ def render_dataset(spec: DatasetSpec) -> dict[str, bytes]:
     return files
 
 
-def render_all(names: Iterable[str] | None = None) -> dict[str, bytes]:
-    """Relative path (`<scenario>/<file>`, and `README.md` for a full set) -> bytes."""
+def render_all(names: Iterable[str] | None = None,
+               clusters: Mapping[str, Cluster] | None = None) -> dict[str, bytes]:
+    """Relative path (`<scenario>/<file>`, and `README.md` for a full set) -> bytes.
+
+    `clusters` may hold scenarios already run (by name); the others are run here.
+    """
     from .readme import render_readme
 
     selected = list(DATASETS) if names is None else list(names)
@@ -74,7 +79,8 @@ def render_all(names: Iterable[str] | None = None) -> dict[str, bytes]:
             raise KeyError(f"no dataset scenario {name!r}; known: {', '.join(DATASETS)}")
     out: dict[str, bytes] = {}
     for name in selected:
-        for file, data in render_dataset(DATASETS[name]).items():
+        cluster = None if clusters is None else clusters.get(name)
+        for file, data in render_dataset(DATASETS[name], cluster).items():
             out[f"{name}/{file}"] = data
     if names is None:
         out["README.md"] = render_readme(out).encode("utf-8")
