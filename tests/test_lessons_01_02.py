@@ -154,3 +154,106 @@ def test_check_join_timeout():
     assert "stretches" in hb.check_join_timeout(30_000).message
     assert "lapse" in hb.check_join_timeout(120_000).message
     assert "whole number" in hb.check_join_timeout("125 s").message
+
+
+# -- lesson 02: what the runs show (client §2, §4, §6; spec §3.3-§3.5, §3.9) ---------------------
+
+from coordinator_kit.lessons import rebalancing as rb  # noqa: E402
+
+
+def test_first_join_takes_member_id_required_then_join_then_sync():
+    run = rb.first_join()
+    t = rb.requests_table(run, "consumer-1")
+    assert t.column("request") == ["JoinGroup", "JoinGroup", "SyncGroup"]
+    assert t.column("error") == ["MEMBER_ID_REQUIRED", "NONE", "NONE"]
+    # the join phase of an empty group waits group.initial.rebalance.delay.ms (3 s)
+    assert t.rows[1]["waited (ms)"] >= 3_000
+    assert rb.join_round_trips(run, "consumer-1") == {"JoinGroup": 2, "SyncGroup": 1}
+
+
+def test_the_join_barrier_waits_for_the_slowest_member():
+    run = rb.barrier_run(slow_ms=20_000)
+    t = rb.join_barrier(run)
+    answered = set(t.column("JoinGroup answered"))
+    assert len(answered) == 1  # every JoinGroup is answered at the same moment
+    waits = dict(zip(t.column("client"), t.column("join waited (ms)")))
+    assert waits["consumer-3"] > 10_000 and waits["consumer-2"] < 100
+
+
+def test_the_leader_is_a_consumer_and_a_new_one_is_chosen_when_it_leaves():
+    run = rb.membership_story()
+    gens = rb.generations_table(run)
+    assert gens.column("generation") == [1, 2, 3, 4]
+    assert gens.column("leader") == ["consumer-1"] * 3 + ["consumer-2"]
+    assert "Finished assignment for group at generation 4" in run.log(who="consumer-2")
+    assert "Finished assignment" not in run.log(who="broker")
+
+
+def test_assignors_side_by_side_and_stickiness_on_leave():
+    t = rb.assignor_table({"orders": 4, "payments": 4}, ["consumer-1", "consumer-2",
+                                                         "consumer-3"])
+    assert [r["range"].endswith("(4)") for r in t.rows] == [True, False, False]
+    moves = rb.leave_moves({"orders": 12}, [f"consumer-{i}" for i in range(1, 5)], "consumer-1")
+    moved = dict(zip(moves.column("assignor"), moves.column("others' partitions moved")))
+    assert moved["sticky"] == moved["cooperative-sticky"] == 0
+    assert moved["range"] > 0 and moved["roundrobin"] > 0
+    with pytest.raises(ValueError, match="not one of the members"):
+        rb.leave_moves({"orders": 3}, ["a", "b"], "c")
+
+
+def test_eager_stops_everything_cooperative_only_what_moves():
+    eager, coop = rb.third_joins("range"), rb.third_joins("cooperative-sticky")
+    assert rb.rebalance_count(eager) == 1 and rb.rebalance_count(coop) == 2
+    assert len(rb.interruptions(eager)) == 6
+    moved = rb.interruptions(coop)
+    assert len(moved) == 2 and all(r["to"] == "consumer-3" for r in moved.rows)
+
+
+def test_static_members_restart_without_rebalancing_within_the_session():
+    assert rb.rebalance_count(rb.rolling_restart_run(static=False)) >= 3
+    assert rb.rebalance_count(rb.rolling_restart_run(static=True)) == 0
+    late = rb.rolling_restart_run(static=True, down_ms=50_000)
+    assert rb.rebalance_count(late) > 0  # down longer than session.timeout.ms: expelled
+
+
+# -- lesson 02: exercise checks ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("check", [rb.check_join_round_trips, rb.check_generation,
+                                   rb.check_range_counts, rb.check_eager_vs_cooperative,
+                                   rb.check_rolling_restart])
+def test_lesson_02_placeholders_are_not_answered_yet(check):
+    assert check(...).status == "unanswered"
+
+
+def test_check_join_round_trips():
+    assert rb.check_join_round_trips({"JoinGroup": 2, "SyncGroup": 1})
+    assert "empty member id" in rb.check_join_round_trips({"JoinGroup": 1, "SyncGroup": 1}).message
+    assert "keys" in rb.check_join_round_trips({"JoinGroup": 2}).message
+
+
+def test_check_generation():
+    assert rb.check_generation(5)
+    assert "session expires" in rb.check_generation(4).message
+    assert "whole number" in rb.check_generation("five").message
+
+
+def test_check_range_counts():
+    assert rb.check_range_counts({"consumer-1": 3, "consumer-2": 3, "consumer-3": 1})
+    even = rb.check_range_counts({"consumer-1": 3, "consumer-2": 2, "consumer-3": 2})
+    assert not even and "topic" in even.message
+    assert "add up" in rb.check_range_counts({"consumer-1": 3, "consumer-2": 3,
+                                              "consumer-3": 3}).message
+
+
+def test_check_eager_vs_cooperative():
+    assert rb.check_eager_vs_cooperative({"eager": (1, 6), "cooperative": (2, 2)})
+    wrong = rb.check_eager_vs_cooperative({"eager": (1, 6), "cooperative": (1, 6)})
+    assert not wrong and "follow-up" in wrong.message and "eager revokes" not in wrong.message
+    assert "pair" in rb.check_eager_vs_cooperative({"eager": 1, "cooperative": 2}).message
+
+
+def test_check_rolling_restart():
+    assert rb.check_rolling_restart({"dynamic": 6, "static": 0})
+    assert "second rebalance" in rb.check_rolling_restart({"dynamic": 3, "static": 0}).message
+    assert "no LeaveGroup" in rb.check_rolling_restart({"dynamic": 6, "static": 3}).message
