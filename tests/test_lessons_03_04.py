@@ -449,3 +449,9 @@ def test_notebook_shape(path):
             assert out["output_type"] != "error", "".join(c["source"])
             assert out.get("name") != "stderr", "".join(c["source"])
     assert "widgets" not in nb["metadata"], "save notebooks without widget state"
+
+
+@pytest.mark.parametrize("module", [rl, of], ids=["runtime_lifecycle", "offsets_failover"])
+def test_lesson_modules_export_what_they_name(module):
+    missing = [n for n in module.__all__ if not hasattr(module, n)]
+    assert not missing and len(set(module.__all__)) == len(module.__all__)

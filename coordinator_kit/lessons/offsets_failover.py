@@ -24,11 +24,10 @@ from typing import Any
 
 from ..cluster import Cluster
 from ..errors import Errors
-from ..group.api import OffsetFetchRequest, RequestContext
-from ..group.api import OffsetCommitRequest, PartitionData
-from ..group.records import (GROUP_METADATA_RECORD_TYPE, OFFSET_COMMIT_KEY, OFFSET_COMMIT_RECORD_TYPE,
-                             OFFSET_COMMIT_VALUE, RECORD_TYPE_NAMES, GroupCoordinatorRecordSerde,
-                             Message)
+from ..group.api import OffsetCommitRequest, OffsetFetchRequest, PartitionData, RequestContext
+from ..group.records import (GROUP_METADATA_RECORD_TYPE, OFFSET_COMMIT_KEY,
+                             OFFSET_COMMIT_RECORD_TYPE, OFFSET_COMMIT_VALUE, RECORD_TYPE_NAMES,
+                             GroupCoordinatorRecordSerde, Message)
 from ..group.service import java_string_hashcode, partition_for
 from ..runtime.records import CoordinatorRecord
 from ..runtime.runtime import CoordinatorState
@@ -42,6 +41,7 @@ __all__ = [
     "group_cluster", "where_is", "records_table", "describe_record", "explain_record",
     "coordinator_state", "compare_states", "offsets_table", "wait_for_load",
     "stall_followers", "resume_followers", "count_record_types",
+    "ServedState", "exercise_2_cluster", "exercise_3_outcome",
     "check_exercise_1", "check_exercise_2", "check_exercise_3",
 ]
 

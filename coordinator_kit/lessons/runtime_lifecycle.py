@@ -27,7 +27,7 @@ from ..runtime.future import CoordinatorFuture
 from ..runtime.kv import KV_SERDE, kv_record
 from ..runtime.partition import ReplicatedPartition
 from ..runtime.records import RecordSerde
-from ..runtime.runtime import CONTEXT_STATES, CoordinatorRuntime, CoordinatorState
+from ..runtime.runtime import CONTEXT_STATES, CoordinatorState
 from ..runtime.sandbox import RuntimeSandbox
 from ..runtime.shard import CoordinatorResult
 from ..trace import Trace
@@ -40,7 +40,8 @@ __all__ = [
     "reload_with_tail", "queued_loads", "failed_batch",
     "SeedClaim", "ClaimList", "SEED_000_DIFFERENCES", "seed_differences", "request_errors",
     "check_exercise_1", "check_exercise_2", "check_exercise_3", "check_exercise_4",
-    "unanswered", "as_error", "hints",
+    "unanswered", "as_error", "hints", "exercise_2_snapshots", "exercise_3_outcome",
+    "exercise_4_queue_ms",
 ]
 
 NOT_ANSWERED: Any = ...  # the placeholder an exercise cell starts with
@@ -432,7 +433,8 @@ class SeedClaim:
 
 
 SEED_000_DIFFERENCES: tuple[SeedClaim, ...] = (
-    SeedClaim("1", "\"A CoordinatorShardBuilder is obtained ... and used to construct the shard\" (when the context is created)",
+    SeedClaim("1", "\"A CoordinatorShardBuilder is obtained ... and used to construct the "
+                   "shard\" (when the context is created)",
               "the context starts INITIAL with no shard; shard and SnapshotRegistry are built "
               "when it enters LOADING", "Step 1, Step 2"),
     SeedClaim("2", "\"During loading, the shard transitions from INITIAL to LOADING state.\"",
