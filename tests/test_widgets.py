@@ -111,7 +111,7 @@ def test_crash_then_session_timeout_removes_the_member(panel):
     panel.advance_button.click()
     group = panel.cluster.group("group-1")
     assert member_id not in group["members"] and group["generation"] == 3
-    assert "group-1: Stable (generation 3, 1 members)" in panel.status.value
+    assert "group-1: Stable (generation 3, 1 member)" in panel.status.value
     assert "has failed, removing it from the group" in panel.log_tail.value
     assert _row(panel, "consumer-2")["assignment"] == ", ".join(f"orders-{i}" for i in range(6))
 

@@ -59,6 +59,7 @@ check the highlights without rendering. Without the `dot` binary the diagrams sh
 from __future__ import annotations
 
 import html
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -113,16 +114,28 @@ def _svg_of(dot_text: str) -> str:
         return f"<pre>{html.escape(dot_text)}</pre>"
     svg = subprocess.run([binary, "-Tsvg"], input=dot_text, capture_output=True, text=True,
                          check=True).stdout
-    svg = svg[svg.find("<svg"):]  # drop the XML prolog, doctype and version comment
+    svg = _fit(svg[svg.find("<svg"):])  # drop the XML prolog, doctype and version comment
     if len(_DIAGRAM_CACHE) >= _DIAGRAM_CACHE_SIZE:
         _DIAGRAM_CACHE.pop(next(iter(_DIAGRAM_CACHE)))
     _DIAGRAM_CACHE[dot_text] = svg
     return svg
 
 
+_SVG_WIDTH = re.compile(r'\swidth="([\d.]+)pt"')
+_SVG_HEIGHT = re.compile(r'\sheight="[\d.]+pt"')
+
+
+def _fit(svg: str) -> str:
+    """Let an SVG shrink to the panel's width (its viewBox keeps the proportions)."""
+    end = svg.find(">")
+    tag = _SVG_WIDTH.sub(lambda m: f' width="100%" style="max-width:{m.group(1)}pt"',
+                         svg[:end], count=1)
+    return _SVG_HEIGHT.sub("", tag, count=1) + svg[end:]
+
+
 def _button(description: str, css: str, tooltip: str, style: str = "") -> widgets.Button:
     b = widgets.Button(description=description, tooltip=tooltip, button_style=style,
-                       layout=widgets.Layout(width="auto"))
+                       layout=widgets.Layout(width="auto", flex="0 0 auto"))
     b.add_class(css)
     return b
 
@@ -133,6 +146,13 @@ def _int(description: str, value: int, css: str, minimum: int = 0) -> widgets.Bo
                                layout=widgets.Layout(width="190px"))
     w.add_class(css)
     return w
+
+
+_NARROW = {"width": "230px"}
+
+
+def _members(n: int) -> str:
+    return f"{n} member" + ("" if n == 1 else "s")
 
 
 def _html(*css: str) -> widgets.HTML:
@@ -162,7 +182,7 @@ class ControlPanel:
         # -- consumer controls ---------------------------------------------------------------
         names = list(cluster.consumers)
         self.consumer_select = widgets.Dropdown(options=names, value=names[0] if names else None,
-                                                description="consumer")
+                                                description="consumer", layout=_NARROW)
         self.consumer_select.add_class("ck-consumer-select")
         self.crash_button = _button("Crash", "ck-crash", "The process dies: no LeaveGroup; "
                                     "the coordinator notices at session.timeout.ms", "danger")
@@ -194,11 +214,11 @@ class ControlPanel:
         partitions = sorted(tp.partition for tp in cluster.partitions)
         own = cluster.partition_of(self.group_id).partition
         self.partition_select = widgets.Dropdown(options=partitions, value=own,
-                                                 description="partition")
+                                                 description="partition", layout=_NARROW)
         self.partition_select.add_class("ck-partition-select")
         brokers = sorted(cluster.brokers)
         self.broker_select = widgets.Dropdown(options=brokers, value=self._other_broker(own),
-                                              description="broker")
+                                              description="broker", layout=_NARROW)
         self.broker_select.add_class("ck-broker-select")
         self.move_button = _button("Move coordinator", "ck-move-coordinator", "Elect the chosen "
                                    "broker leader of the partition: unload here, load there",
@@ -224,7 +244,7 @@ class ControlPanel:
         self.refresh_button = _button("Refresh", "ck-refresh", "Redraw the views (after running "
                                       "the cluster from code)")
         self.log_level = widgets.Dropdown(options=["DEBUG", "INFO", "WARN", "ERROR"],
-                                          value="INFO", description="log level")
+                                          value="INFO", description="log level", layout=_NARROW)
         self.log_level.add_class("ck-log-level")
 
         # -- views ---------------------------------------------------------------------------
@@ -238,7 +258,10 @@ class ControlPanel:
         self.timeline = _html("ck-timeline")
 
         self._wire()
-        row = widgets.HBox
+        def row(children: list[widgets.Widget]) -> widgets.HBox:
+            return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap",
+                                                                align_items="center"))
+
         self.widget = widgets.VBox([
             self.status,
             row([self.consumer_select, self.crash_button, self.pause_ms, self.pause_button,
@@ -443,7 +466,7 @@ class ControlPanel:
         broker = c.coordinator_for(gid)
         self.status.value = (
             f"<b>t = {c.scheduler.now} ms</b> · {html.escape(gid)}: {group['state']} "
-            f"(generation {group['generation']}, {len(group['members'])} members) · "
+            f"(generation {group['generation']}, {_members(len(group['members']))}) · "
             f"coordinator: broker {broker} ({c.partition_of(gid)})<br>"
             + html.escape(c.partitions[TopicPartition.offsets(self.partition_select.value)]
                           .why_not_committed()))
@@ -466,7 +489,11 @@ class ControlPanel:
 
     def _member_table_html(self) -> str:
         now = self.cluster.scheduler.now
-        head = ("<table><thead><tr><th>consumer</th><th>state</th><th>generation</th>"
+        head = ('<style>.ck-member-table table {border-collapse: collapse; font-size: 12px} '
+                '.ck-member-table th, .ck-member-table td {padding: 2px 8px; text-align: left; '
+                'white-space: nowrap} .ck-member-table td.ck-member-id, .ck-member-table '
+                'td.ck-assignment {white-space: normal}</style>'
+                "<table><thead><tr><th>consumer</th><th>state</th><th>generation</th>"
                 "<th>member id</th><th>assignment</th><th>last heartbeat</th>"
                 "<th>coordinator</th><th>process</th></tr></thead><tbody>")
         rows = []
@@ -497,7 +524,7 @@ class ControlPanel:
         start = None if self.timeline_window_ms is None else max(0, now - self.timeline_window_ms)
         fig = swimlanes(self.cluster.trace, groups=(self.group_id,), start_ms=start, end_ms=now)
         svg = figure_svg(fig)
-        return svg[svg.find("<svg"):]
+        return _fit(svg[svg.find("<svg"):])
 
     # -- display --------------------------------------------------------------------------------
 
