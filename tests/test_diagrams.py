@@ -125,3 +125,15 @@ def test_live_form_for_a_member_and_a_group():
                  taken=(G.STABLE, G.PREPARING_REBALANCE))
     assert '"PreparingRebalance" [style="filled,bold"' in dot
     assert dot.count("penwidth=2.5") == 1  # one edge taken
+
+
+def test_the_command_writes_what_is_committed(tmp_path):
+    """`python -m coordinator_kit diagrams --no-svg --out DIR` writes the committed DOT files."""
+    from coordinator_kit.__main__ import main
+    from coordinator_kit.viz.cli import generated_names
+
+    assert main(["diagrams", "--no-svg", "--out", str(tmp_path)]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(f"{n}.dot" for n in generated_names())
+    for name in written:
+        assert (tmp_path / name).read_text() == (DIAGRAM_DIR / name).read_text()

@@ -238,7 +238,7 @@ class ControlPanel:
         self.advance_button = _button("Advance", "ck-advance", "Run everything due in the next "
                                       "N virtual ms", "info")
         self.play = widgets.Play(value=0, min=0, max=10**9, step=1, interval=500,
-                                 description="play")
+                                 description="play", show_repeat=False)
         self.play.add_class("ck-play")
         self.play_step_ms = _int("ms per tick", 500, "ck-play-step-ms", 1)
         self.refresh_button = _button("Refresh", "ck-refresh", "Redraw the views (after running "
