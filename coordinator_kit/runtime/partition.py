@@ -18,13 +18,15 @@ Faults: stall or slow a follower, make appends fail, move leadership.
 from __future__ import annotations
 
 import threading
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from ..clock import Scheduler, TimerHandle
 from ..errors import Errors, KafkaError
 from ..topic import TopicPartition
+from ..logs.layout import level_number
 from ..trace import LogContext, Trace
 
 __all__ = ["LogBatch", "BatchLog", "Replica", "ReplicatedPartition", "PartitionWriter",
@@ -33,6 +35,7 @@ __all__ = ["LogBatch", "BatchLog", "Replica", "ReplicatedPartition", "PartitionW
 RECORD_BATCH_OVERHEAD = 61  # v2 record batch header, bytes
 DEFAULT_MAX_MESSAGE_BYTES = 1048588  # Kafka's message.max.bytes default
 NO_PRODUCER_ID = -1
+_DEBUG = level_number("DEBUG")
 
 HighWatermarkListener = Callable[[TopicPartition, int], None]
 
@@ -109,6 +112,9 @@ def _entry_next_offset(entry: _Entry) -> int:
     return entry[0] + len(entry[1])
 
 
+_entry_base_offset = itemgetter(0)
+
+
 class BatchLog(Sequence[LogBatch]):
     """A replica's log: a read-only sequence of `LogBatch`, stored as plain tuples.
 
@@ -135,9 +141,25 @@ class BatchLog(Sequence[LogBatch]):
         tail = self._tail
         tail.append(entry)
         if len(tail) == _CHUNK:
-            self._chunks.append(tuple(tail))
-            self._chunk_ends.append(_entry_next_offset(entry))
-            self._tail = []
+            self._seal_tail()
+
+    def _extend_entries(self, entries: tuple[_Entry, ...]) -> None:
+        """`_append_entry` for each entry in order (a follower copying a fetch response)."""
+        start, n = 0, len(entries)
+        while start < n:
+            tail = self._tail
+            end = min(n, start + _CHUNK - len(tail))
+            tail += entries[start:end]
+            start = end
+            if len(tail) == _CHUNK:
+                self._seal_tail()
+
+    def _seal_tail(self) -> None:
+        """The tail is full: it becomes a chunk (a tuple the cyclic GC stops tracking)."""
+        tail = self._tail
+        self._chunks.append(tuple(tail))
+        self._chunk_ends.append(_entry_next_offset(tail[-1]))
+        self._tail = []
 
     def _entries(self) -> Iterator[_Entry]:
         for chunk in self._chunks:
@@ -265,6 +287,7 @@ class ReplicatedPartition:
         self.leader_epoch = 0
         self.partition_epoch = 0
         self.isr: list[int] = list(replicas)
+        self._parked = 0  # followers whose fetch waits at the leader (see _set_parked)
         self.replication_latency_ms = replication_latency_ms
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self.max_message_bytes = max_message_bytes
@@ -327,7 +350,7 @@ class ReplicatedPartition:
 
     # -- the leader's side ---------------------------------------------------------------------
 
-    def append(self, broker_id: int, records: Sequence[tuple[bytes, bytes | None]], *,
+    def append(self, broker_id: int, records: Sequence[tuple[bytes, bytes | None]],
                producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
                control: str | None = None, size_in_bytes: int | None = None) -> int:
         """Append one batch on the leader; returns the log end offset after it.
@@ -336,11 +359,10 @@ class ReplicatedPartition:
         runtime sums the record sizes while it fills a batch); otherwise it is measured here.
         """
         with self._lock:
-            leader_id = self.leader_id
-            if broker_id != leader_id:
+            if broker_id != self.leader_id:
                 raise Errors.NOT_LEADER_OR_FOLLOWER.exception(
                     f"Broker {broker_id} is not the leader of {self.tp} (the leader is "
-                    f"{leader_id}).")
+                    f"{self.leader_id}).")
             if self._append_failures:
                 raise self._append_failures.pop(0)
             size = LogBatch.measure(records) if size_in_bytes is None else size_in_bytes
@@ -348,8 +370,7 @@ class ReplicatedPartition:
                 raise Errors.RECORD_LIST_TOO_LARGE.exception(
                     f"Batch of {size} bytes exceeds max.message.bytes {self.max_message_bytes} "
                     f"of {self.tp}.")
-            replicas = self.replicas
-            leader = replicas[leader_id]
+            leader = self.replicas[broker_id]
             records = tuple(records)
             base_offset = leader.log_end_offset
             # LogBatch(base_offset, records, ...) as the log stores it (see BatchLog)
@@ -357,10 +378,16 @@ class ReplicatedPartition:
                                           self.scheduler._now, producer_id, producer_epoch,
                                           control, size))
             leader.log_end_offset = leader.known_leo = end = base_offset + len(records)
-            for b, f in replicas.items():  # the followers, in replica order
-                if b != leader_id and f.parked_offset is not None:
-                    self._respond(f, f.parked_offset)
-            self._maybe_increment_hwm()
+            if self._parked:
+                for b, f in self.replicas.items():  # the waiting followers, in replica order
+                    if b != broker_id and f.parked_offset is not None:
+                        self._respond(f, f.parked_offset)
+            if len(self.isr) == 1:
+                # Only an ISR without followers lets an append move the high watermark: with
+                # one, the HWM is already at the least follower position (every fetch and ISR
+                # change recomputes it, and nothing else raises a follower's position), which
+                # a longer leader log does not change.
+                self._maybe_increment_hwm()
             return end
 
     def read(self, broker_id: int, start_offset: int = 0) -> list[LogBatch]:
@@ -403,10 +430,17 @@ class ReplicatedPartition:
             if offset < leader.log_end_offset:
                 self._respond(f, offset)
             else:
-                f.parked_offset = offset
+                self._set_parked(f, offset)
+
+    def _set_parked(self, f: Replica, offset: int | None) -> None:
+        """A follower's fetch waits at the leader (`offset`) or not (None); `append` answers
+        the waiting ones, and counts them to skip the look when there are none."""
+        if (f.parked_offset is None) != (offset is None):
+            self._parked += 1 if offset is not None else -1
+        f.parked_offset = offset
 
     def _respond(self, f: Replica, offset: int) -> None:
-        f.parked_offset = None
+        self._set_parked(f, None)
         # ordered by offset: skip what the follower has by bisection
         batches = self.leader.batches._entries_after(offset)
         f.inflight = self.scheduler.call_later(
@@ -470,13 +504,13 @@ class ReplicatedPartition:
                 self._send_fetch(f)
                 return
             copied_from = f.log_end_offset
-            append = f.batches._append_entry
-            for b in batches:
-                if b[0] >= f.log_end_offset:  # base offset
-                    append(b)
-                    f.log_end_offset = _entry_next_offset(b)
+            # The batches are contiguous, in offset order: copy those from the follower's end.
+            i = bisect_left(batches, copied_from, key=_entry_base_offset)
+            if i < len(batches):
+                f.batches._extend_entries(batches[i:] if i else batches)
+                f.log_end_offset = _entry_next_offset(batches[-1])
             f.high_watermark = max(f.high_watermark, min(leader_hwm, f.log_end_offset))
-            if f.log_end_offset > copied_from:
+            if f.log_end_offset > copied_from and self.trace.threshold <= _DEBUG:
                 LogContext(self.trace, f"broker-{f.broker_id}").event(
                     "replica_fetched", tp=str(self.tp), broker=f.broker_id,
                     from_offset=copied_from, to_offset=f.log_end_offset)
@@ -497,7 +531,7 @@ class ReplicatedPartition:
         with self._lock:
             f = self._follower(broker_id)
             f.fetching = True
-            f.parked_offset = None
+            self._set_parked(f, None)
             self._send_fetch(f)
 
     def lag_replica(self, broker_id: int, fetch_delay_ms: int) -> None:
@@ -541,7 +575,7 @@ class ReplicatedPartition:
             self.leader_epoch += 1
             self.partition_epoch += 1
             leader = self.leader
-            leader.parked_offset = None
+            self._set_parked(leader, None)
             if leader.inflight is not None:
                 leader.inflight.cancel()
                 leader.inflight = None
@@ -552,7 +586,7 @@ class ReplicatedPartition:
                     f.truncate_to(leader.log_end_offset)
                 f.known_leo = 0
                 f.last_caught_up_ms = now
-                f.parked_offset = None
+                self._set_parked(f, None)
                 if f.inflight is not None:
                     f.inflight.cancel()
                     f.inflight = None
@@ -596,9 +630,11 @@ class PartitionWriter:
         if p is not None:
             p.deregister_listener(self.broker_id, listener)
 
-    def append(self, tp: TopicPartition, records: Sequence[tuple[bytes, bytes | None]], *,
+    def append(self, tp: TopicPartition, records: Sequence[tuple[bytes, bytes | None]],
                producer_id: int = NO_PRODUCER_ID, producer_epoch: int = -1,
                control: str | None = None, size_in_bytes: int | None = None) -> int:
-        return self._partition(tp).append(self.broker_id, records, producer_id=producer_id,
-                                          producer_epoch=producer_epoch, control=control,
-                                          size_in_bytes=size_in_bytes)
+        p = self.partitions.get(tp)
+        if p is None:
+            self._partition(tp)  # raises NOT_LEADER_OR_FOLLOWER
+        return p.append(self.broker_id, records, producer_id, producer_epoch, control,
+                        size_in_bytes)
