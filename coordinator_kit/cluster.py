@@ -217,6 +217,7 @@ class Cluster:
                     config, seed, b), serde=serde, config=runtime_config, seed=seed + b)
             self.brokers[b] = Broker(b, runtime, GroupCoordinatorService(b, runtime, config))
         self.network = Network(self, network_latency_ms)
+        self._group_partitions: dict[str, TopicPartition] = {}  # the hash walks the whole id
         self.consumers: dict[str, Consumer] = {}
         for tp, p in sorted(self.partitions.items()):
             self.brokers[p.leader_id].service.on_elected(tp, p.leader_epoch)
@@ -231,8 +232,13 @@ class Cluster:
             else 0
 
     def partition_of(self, group_id: str) -> TopicPartition:
-        return TopicPartition.offsets(partition_for(group_id,
-                                                    self.config.offsets_topic_num_partitions))
+        tp = self._group_partitions.get(group_id)
+        if tp is None:
+            tp = TopicPartition.offsets(partition_for(group_id,
+                                                      self.config.offsets_topic_num_partitions))
+            tp = next((known for known in self.partitions if known == tp), tp)
+            self._group_partitions[group_id] = tp
+        return tp
 
     def coordinator_for(self, group_id: str) -> int | None:
         return self.partitions[self.partition_of(group_id)].leader_id

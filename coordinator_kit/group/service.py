@@ -10,6 +10,7 @@ COORDINATOR_NOT_AVAILABLE, a heartbeat that reaches a loading coordinator gets N
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..errors import Errors, KafkaError, handle_operation_exception
@@ -23,7 +24,7 @@ from .api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGro
 from .config import GroupCoordinatorConfig
 from .shard import GroupCoordinatorShard
 
-__all__ = ["GroupCoordinatorService", "java_string_hashcode", "partition_for"]
+__all__ = ["GroupCoordinatorService", "BrokerResponse", "java_string_hashcode", "partition_for"]
 
 T = TypeVar("T")
 
@@ -43,6 +44,76 @@ def partition_for(group_id: str, num_partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % num_partitions
 
 
+@dataclass(frozen=True)
+class BrokerResponse:
+    """A response the coordinator sends, for whoever watches the broker (`InvariantMonitor`).
+
+    `handled` says whether the request reached its handler on the shard (it does not when the
+    coordinator is loading, inactive or not the leader: the service answers by itself);
+    `generation` and `state` are the group's when the handler started (None: no such group).
+    """
+
+    broker_id: int
+    api: str
+    group_id: str
+    request: Any
+    response: Any
+    received_ms: int
+    sent_ms: int
+    handled: bool
+    generation: int | None
+    state: str | None
+    member_valid: bool = False  # the request's member id (and instance id) were the group's
+
+
+class _Watch:
+    """What a response listener learns about one request (made only while someone listens)."""
+
+    __slots__ = ("service", "api", "group_id", "request", "received_ms", "handled",
+                 "generation", "state", "member_valid")
+
+    def __init__(self, service: GroupCoordinatorService, api: str, group_id: str,
+                 request: Any) -> None:
+        self.service = service
+        self.api = api
+        self.group_id = group_id
+        self.request = request
+        self.received_ms = service.runtime.scheduler.now
+        self.handled = False
+        self.generation: int | None = None
+        self.state: str | None = None
+        self.member_valid = False
+
+    def wrap(self, op: Callable[..., Any]) -> Callable[..., Any]:
+        def handler(shard: GroupCoordinatorShard, *args: Any) -> Any:
+            group = shard.groups.group(self.group_id)
+            self.handled = True
+            if group is not None:
+                self.generation, self.state = group.generation_id, group.state.value
+                member_id = getattr(self.request, "member_id", None)
+                if member_id:
+                    try:
+                        group.validate_member(member_id,
+                                              getattr(self.request, "group_instance_id", None))
+                        self.member_valid = True
+                    except KafkaError:
+                        pass
+            return op(shard, *args)
+        return handler
+
+    def attach(self, future: CoordinatorFuture[Any]) -> CoordinatorFuture[Any]:
+        future.add_done_callback(self._sent)
+        return future
+
+    def _sent(self, future: CoordinatorFuture[Any]) -> None:
+        service = self.service
+        sent = BrokerResponse(service.broker_id, self.api, self.group_id, self.request,
+                              future.result(), self.received_ms, service.runtime.scheduler.now,
+                              self.handled, self.generation, self.state, self.member_valid)
+        for listener in list(service._response_listeners):
+            listener(sent)
+
+
 class GroupCoordinatorService:
     def __init__(self, broker_id: int, runtime: CoordinatorRuntime[GroupCoordinatorShard],
                  config: GroupCoordinatorConfig) -> None:
@@ -52,6 +123,18 @@ class GroupCoordinatorService:
         self.active = True
         # group id -> its partition: every request asks, and the hash walks the whole id.
         self._partitions: dict[str, TopicPartition] = {}
+        self._response_listeners: list[Callable[[BrokerResponse], None]] = []
+
+    def add_response_listener(self, listener: Callable[[BrokerResponse], None]
+                              ) -> Callable[[], None]:
+        """Call `listener(BrokerResponse)` whenever this broker completes a response (the moment
+        it sends it); returns a function that removes the listener. Listening changes nothing
+        the cluster does: the listener only reads."""
+        self._response_listeners.append(listener)
+        return lambda: self._response_listeners.remove(listener)
+
+    def _watch(self, api: str, group_id: str, request: Any) -> _Watch | None:
+        return _Watch(self, api, group_id, request) if self._response_listeners else None
 
     def partition_for(self, group_id: str) -> TopicPartition:
         tp = self._partitions.get(group_id)
@@ -124,6 +207,8 @@ class GroupCoordinatorService:
 
     def join_group(self, ctx: RequestContext, request: JoinGroupRequest
                    ) -> CoordinatorFuture[JoinGroupResponse]:
+        watch = self._watch("JoinGroup", request.group_id, request)
+
         def error(e: Errors) -> JoinGroupResponse:
             return JoinGroupResponse(e, member_id=request.member_id)
         bad = self._check_group_id(request.group_id)
@@ -132,58 +217,90 @@ class GroupCoordinatorService:
                                 <= self.config.group_max_session_timeout_ms):
             bad = Errors.INVALID_SESSION_TIMEOUT
         if bad is not None:
-            return self._failed(CoordinatorFuture("classic-group-join"), error(bad))
-        return self._write_with_response(
-            "classic-group-join", request.group_id,
-            lambda shard, response: shard.classic_group_join(ctx, request, response), error)
+            future = self._failed(CoordinatorFuture("classic-group-join"), error(bad))
+        else:
+            def op(shard: GroupCoordinatorShard, response: CoordinatorFuture[Any]) -> Any:
+                return shard.classic_group_join(ctx, request, response)
+            future = self._write_with_response(
+                "classic-group-join", request.group_id,
+                op if watch is None else watch.wrap(op), error)
+        return future if watch is None else watch.attach(future)
 
     def sync_group(self, ctx: RequestContext, request: SyncGroupRequest
                    ) -> CoordinatorFuture[SyncGroupResponse]:
+        watch = self._watch("SyncGroup", request.group_id, request)
         bad = self._check_group_id(request.group_id)
         if bad is not None:
-            return self._failed(CoordinatorFuture("classic-group-sync"), SyncGroupResponse(bad))
-        return self._write_with_response(
-            "classic-group-sync", request.group_id,
-            lambda shard, response: shard.classic_group_sync(ctx, request, response),
-            SyncGroupResponse)
+            future = self._failed(CoordinatorFuture("classic-group-sync"),
+                                  SyncGroupResponse(bad))
+        else:
+            def op(shard: GroupCoordinatorShard, response: CoordinatorFuture[Any]) -> Any:
+                return shard.classic_group_sync(ctx, request, response)
+            future = self._write_with_response(
+                "classic-group-sync", request.group_id,
+                op if watch is None else watch.wrap(op), SyncGroupResponse)
+        return future if watch is None else watch.attach(future)
 
     def heartbeat(self, ctx: RequestContext, request: HeartbeatRequest
                   ) -> CoordinatorFuture[HeartbeatResponse]:
+        watch = self._watch("Heartbeat", request.group_id, request)
         bad = self._check_group_id(request.group_id)
         if bad is not None:
-            return self._failed(CoordinatorFuture("classic-group-heartbeat"),
-                                HeartbeatResponse(bad))
+            future = self._failed(CoordinatorFuture("classic-group-heartbeat"),
+                                  HeartbeatResponse(bad))
+            return future if watch is None else watch.attach(future)
 
         def error(e: Errors) -> HeartbeatResponse:
             # A heartbeat that reaches a loading coordinator is answered NONE (spec §1.14).
             return HeartbeatResponse(Errors.NONE if e is Errors.COORDINATOR_LOAD_IN_PROGRESS
                                      else e)
-        return self._write("classic-group-heartbeat", request.group_id,
-                           lambda shard: shard.classic_group_heartbeat(ctx, request), error)
+
+        def op(shard: GroupCoordinatorShard) -> Any:
+            return shard.classic_group_heartbeat(ctx, request)
+        future = self._write("classic-group-heartbeat", request.group_id,
+                             op if watch is None else watch.wrap(op), error)
+        return future if watch is None else watch.attach(future)
 
     def leave_group(self, ctx: RequestContext, request: LeaveGroupRequest
                     ) -> CoordinatorFuture[LeaveGroupResponse]:
+        watch = self._watch("LeaveGroup", request.group_id, request)
         bad = self._check_group_id(request.group_id)
         if bad is not None:
-            return self._failed(CoordinatorFuture("classic-group-leave"), LeaveGroupResponse(bad))
-        return self._write("classic-group-leave", request.group_id,
-                           lambda shard: shard.classic_group_leave(ctx, request),
-                           LeaveGroupResponse)
+            future = self._failed(CoordinatorFuture("classic-group-leave"),
+                                  LeaveGroupResponse(bad))
+        else:
+            def op(shard: GroupCoordinatorShard) -> Any:
+                return shard.classic_group_leave(ctx, request)
+            future = self._write("classic-group-leave", request.group_id,
+                                 op if watch is None else watch.wrap(op), LeaveGroupResponse)
+        return future if watch is None else watch.attach(future)
 
     def commit_offsets(self, ctx: RequestContext, request: OffsetCommitRequest
                        ) -> CoordinatorFuture[OffsetCommitResponse]:
+        watch = self._watch("OffsetCommit", request.group_id or "", request)
+
         def error(e: Errors) -> OffsetCommitResponse:
             return OffsetCommitResponse({tp: e for tp in request.offsets}, e)
         # OffsetCommit accepts an empty group id (like Kafka); only a missing one is refused.
         bad = (Errors.COORDINATOR_NOT_AVAILABLE if not self.active else
                Errors.INVALID_GROUP_ID if request.group_id is None else None)
         if bad is not None:
-            return self._failed(CoordinatorFuture("commit-offset"), error(bad))
-        return self._write("commit-offset", request.group_id,
-                           lambda shard: shard.commit_offset(ctx, request), error)
+            future = self._failed(CoordinatorFuture("commit-offset"), error(bad))
+        else:
+            def op(shard: GroupCoordinatorShard) -> Any:
+                return shard.commit_offset(ctx, request)
+            future = self._write("commit-offset", request.group_id,
+                                 op if watch is None else watch.wrap(op), error)
+        return future if watch is None else watch.attach(future)
 
     def fetch_offsets(self, ctx: RequestContext, request: OffsetFetchRequest
                       ) -> CoordinatorFuture[OffsetFetchResponse]:
+        watch = self._watch("OffsetFetch", request.group_id, request)
+        future = self._fetch_offsets(request, watch)
+        return future if watch is None else watch.attach(future)
+
+    def _fetch_offsets(self, request: OffsetFetchRequest, watch: _Watch | None
+                       ) -> CoordinatorFuture[OffsetFetchResponse]:
         def error(e: Errors) -> OffsetFetchResponse:
             parts = request.partitions or ()
             return OffsetFetchResponse({tp: OffsetFetchPartition(-1, -1, "", e) for tp in parts},
@@ -195,13 +312,17 @@ class GroupCoordinatorService:
         try:
             if request.require_stable:
                 from ..runtime.shard import CoordinatorResult
+
+                def write(shard: GroupCoordinatorShard) -> Any:
+                    return CoordinatorResult([], shard.fetch_offsets(request, None))
                 inner = self.runtime.schedule_write_operation(
-                    "fetch-offsets", tp,
-                    lambda shard: CoordinatorResult([], shard.fetch_offsets(request, None)),
+                    "fetch-offsets", tp, write if watch is None else watch.wrap(write),
                     self.config.offsets_commit_timeout_ms)
             else:
+                def read(shard: GroupCoordinatorShard, offset: int) -> Any:
+                    return shard.fetch_offsets(request, offset)
                 inner = self.runtime.schedule_read_operation(
-                    "fetch-offsets", tp, lambda shard, offset: shard.fetch_offsets(request, offset))
+                    "fetch-offsets", tp, read if watch is None else watch.wrap(read))
         except KafkaError as exc:
             return self._failed(out, error(handle_operation_exception(exc, offset_fetch=True)))
 
