@@ -9,10 +9,14 @@ static membership, offset commits re-arming the session).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from coordinator_kit.client import ConsumerConfig
 from coordinator_kit.lessons import heartbeats as hb
+from coordinator_kit.lessons import rebalancing as rb
 
 # -- display pieces ---------------------------------------------------------------------------
 
@@ -158,8 +162,6 @@ def test_check_join_timeout():
 
 # -- lesson 02: what the runs show (client §2, §4, §6; spec §3.3-§3.5, §3.9) ---------------------
 
-from coordinator_kit.lessons import rebalancing as rb  # noqa: E402
-
 
 def test_first_join_takes_member_id_required_then_join_then_sync():
     run = rb.first_join()
@@ -257,3 +259,44 @@ def test_check_rolling_restart():
     assert rb.check_rolling_restart({"dynamic": 6, "static": 0})
     assert "second rebalance" in rb.check_rolling_restart({"dynamic": 3, "static": 0}).message
     assert "no LeaveGroup" in rb.check_rolling_restart({"dynamic": 6, "static": 3}).message
+
+
+# -- the notebooks' shape (nbval runs them; this checks what the issue asks of them) ------------
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NB01 = NOTEBOOKS / "01_heartbeats_and_session_timeouts.ipynb"
+NB02 = NOTEBOOKS / "02_joining_and_rebalancing.ipynb"
+
+
+@pytest.mark.parametrize("path, checks", [(NB01, 4), (NB02, 5)], ids=["01", "02"])
+def test_notebook_shape(path, checks):
+    nb = json.loads(path.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    assert "widgets" not in nb["metadata"], "save notebooks without widget state"
+    cells = nb["cells"]
+    assert "you will be able to" in "".join(cells[0]["source"])
+    markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    assert "Try it" in markdown and "## Exercises" in markdown
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    assert any("ControlPanel(" in c for c in code)
+    assert any("timeline(" in c for c in code), "a swimlane plot"
+    assert not any(c.lstrip().startswith(("def ", "class ")) or "\ndef " in c for c in code), \
+        "logic belongs in coordinator_kit.lessons, not in the notebook"
+    answers = [i for i, c in enumerate(code) if c.startswith("answer_")]
+    assert len(answers) == checks
+    for i in answers:
+        assert "= ..." in code[i], "the committed notebook leaves the answers open"
+        assert ".check_" in code[i + 1], "each answer cell is followed by its check"
+    shown = []
+    for c in cells:
+        for out in c.get("outputs", []):
+            assert out["output_type"] != "error", "".join(c["source"])
+            assert out.get("name") != "stderr", "".join(c["source"])
+            shown.append("".join(out.get("data", {}).get("text/plain", "")))
+    assert sum("not answered yet" in s for s in shown) == checks
+
+
+@pytest.mark.parametrize("module", [hb, rb], ids=["heartbeats", "rebalancing"])
+def test_lesson_modules_export_what_they_name(module):
+    missing = [n for n in module.__all__ if not hasattr(module, n)]
+    assert not missing and len(set(module.__all__)) == len(module.__all__)

@@ -38,6 +38,7 @@ from ..trace import TraceEvent
 __all__ = [
     # shared display pieces
     "Table", "LogView", "Feedback", "LessonRun", "Picture", "clock", "short_id", "unanswered",
+    "not_answered",
     "timeline", "rebalance_chart", "rebalance_table",
     "member_table", "group_table", "member_ids", "listener_table",
     # this lesson
@@ -199,7 +200,8 @@ class Feedback:
         return f"{self.exercise}: {mark}. {self.message}"
 
 
-def _unanswered(exercise: str, what: str) -> Feedback:
+def not_answered(exercise: str, what: str) -> Feedback:
+    """The feedback for a placeholder answer: say what to put in its place."""
     return Feedback(exercise, "unanswered",
                     f"Replace the `...` in the answer cell with {what}, run it, then run this "
                     f"cell again.")
@@ -680,7 +682,7 @@ def check_expiry_time(answer: Any) -> Feedback:
     the 60 s GC pause that starts at 09:00:20,000 (default configs, seed 0)."""
     ex = "Exercise 1"
     if unanswered(answer):
-        return _unanswered(ex, "a time: virtual ms such as 61234, or a log time such as "
+        return not_answered(ex, "a time: virtual ms such as 61234, or a log time such as "
                                "\"09:01:01,234\"")
     ms = _as_ms(answer)
     if ms is None:
@@ -728,7 +730,7 @@ def check_session_config(answer: Any) -> Feedback:
     """
     ex = "Exercise 2"
     if unanswered(answer):
-        return _unanswered(ex, 'a dict such as {"session.timeout.ms": 10000, '
+        return not_answered(ex, 'a dict such as {"session.timeout.ms": 10000, '
                                '"heartbeat.interval.ms": 3000}')
     if not isinstance(answer, Mapping):
         return Feedback(ex, "wrong", f"Give a dict with the keys {sorted(_SESSION_KEYS)}, "
@@ -784,7 +786,7 @@ def check_auto_commit_interval(answer: Any) -> Feedback:
     lost, is removed anyway (default session.timeout.ms of 45 s). The check runs it."""
     ex = "Exercise 3"
     if unanswered(answer):
-        return _unanswered(ex, "an auto.commit.interval.ms in ms, such as 5000")
+        return not_answered(ex, "an auto.commit.interval.ms in ms, such as 5000")
     if isinstance(answer, bool) or not isinstance(answer, int) or answer < 1:
         return Feedback(ex, "wrong", f"auto.commit.interval.ms must be an int of at least 1 ms, "
                                      f"got {answer!r}.")
@@ -809,7 +811,7 @@ def check_join_timeout(answer: Any) -> Feedback:
     consumer-1 wait for an answer to a JoinGroup that the network lost?"""
     ex = "Exercise 4"
     if unanswered(answer):
-        return _unanswered(ex, "a number of milliseconds")
+        return not_answered(ex, "a number of milliseconds")
     if isinstance(answer, bool) or not isinstance(answer, int):
         return Feedback(ex, "wrong", f"Give a whole number of milliseconds, got {answer!r}.")
     facts = _join_wait_facts(120_000)

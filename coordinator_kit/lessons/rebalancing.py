@@ -28,7 +28,7 @@ from ..cluster import Cluster
 from ..scenarios import new_cluster
 from ..topic import TopicPartition
 from ..trace import TraceEvent
-from .heartbeats import (GROUP, Feedback, LessonRun, Table, _unanswered, clock, short_id,
+from .heartbeats import (GROUP, Feedback, LessonRun, Table, clock, not_answered, short_id,
                          unanswered)
 
 __all__ = [
@@ -436,7 +436,7 @@ def check_join_round_trips(answer: Any) -> Feedback:
     join an empty group until it is Stable."""
     ex = "Exercise 1"
     if unanswered(answer):
-        return _unanswered(ex, 'a dict such as {"JoinGroup": 1, "SyncGroup": 1}')
+        return not_answered(ex, 'a dict such as {"JoinGroup": 1, "SyncGroup": 1}')
     got, error = _dict_of_ints(ex, answer, ("JoinGroup", "SyncGroup"))
     if error is not None:
         return error
@@ -471,7 +471,7 @@ def check_generation(answer: Any) -> Feedback:
     and 20 s, consumer-2 leaves at 30 s, consumer-3 crashes at 40 s)."""
     ex = "Exercise 2"
     if unanswered(answer):
-        return _unanswered(ex, "a generation number")
+        return not_answered(ex, "a generation number")
     value = _int_or_none(answer)
     if value is None:
         return Feedback(ex, "wrong", f"A generation is a whole number, got {answer!r}.")
@@ -501,7 +501,7 @@ def check_range_counts(answer: Any) -> Feedback:
     each member gets from the range assignor for EXERCISE_3_TOPICS."""
     ex = "Exercise 3"
     if unanswered(answer):
-        return _unanswered(ex, 'a dict such as {"consumer-1": 3, "consumer-2": 3, '
+        return not_answered(ex, 'a dict such as {"consumer-1": 3, "consumer-2": 3, '
                                '"consumer-3": 2}')
     got, error = _dict_of_ints(ex, answer, EXERCISE_3_MEMBERS)
     if error is not None:
@@ -541,7 +541,7 @@ def check_eager_vs_cooperative(answer: Any) -> Feedback:
     consumer-3 joins the group of consumer-1 and -2 (6 partitions), as in section 5."""
     ex = "Exercise 4"
     if unanswered(answer):
-        return _unanswered(ex, 'a dict such as {"eager": (1, 6), "cooperative": (1, 6)}')
+        return not_answered(ex, 'a dict such as {"eager": (1, 6), "cooperative": (1, 6)}')
     if not isinstance(answer, Mapping) or set(answer) != {"eager", "cooperative"}:
         return Feedback(ex, "wrong", 'Give a dict with the keys "eager" and "cooperative", each '
                                      'a pair (rebalances, partitions stopped).')
@@ -579,7 +579,7 @@ def check_rolling_restart(answer: Any) -> Feedback:
     consumers when each restart keeps the process down for 10 s (session.timeout.ms 45 s)."""
     ex = "Exercise 5"
     if unanswered(answer):
-        return _unanswered(ex, 'a dict such as {"dynamic": 3, "static": 3}')
+        return not_answered(ex, 'a dict such as {"dynamic": 3, "static": 3}')
     got, error = _dict_of_ints(ex, answer, ("dynamic", "static"))
     if error is not None:
         return error
