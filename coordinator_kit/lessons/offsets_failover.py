@@ -334,9 +334,9 @@ def check_exercise_1(answer: Any) -> Verdict:
     expected = partition_for(EXERCISE_1_GROUP, EXERCISE_1_PARTITIONS)
     h = java_string_hashcode(EXERCISE_1_GROUP)
     if answer == expected:
-        return Verdict(ex, True, f"abs({h}) % {EXERCISE_1_PARTITIONS} = {expected}: the "
-                                 f"leader of __consumer_offsets-{expected} coordinates "
-                                 f"'{EXERCISE_1_GROUP}'.")
+        return Verdict(ex, True, f"'{EXERCISE_1_GROUP}'.hashCode() is {h}, and abs({h}) % "
+                                 f"{EXERCISE_1_PARTITIONS} = {expected}: the leader of "
+                                 f"__consumer_offsets-{expected} coordinates the group.")
     if not 0 <= answer < EXERCISE_1_PARTITIONS:
         hint = f"partitions are numbered 0..{EXERCISE_1_PARTITIONS - 1}."
     elif answer == partition_for(EXERCISE_1_GROUP, 3):
