@@ -1,0 +1,678 @@
+"""The regular expressions of the log parser, built from the template catalogue.
+
+Two stages, each ONE combined regular expression that says which alternative matched, followed
+by one anchored regular expression for that alternative only, which pulls out its fields:
+
+1. layout  - `LAYOUTS` (Kafka's log4j with and without thread, logback, Spring Boot, Python
+             logging, librdkafka); the message is what the layout wraps. JSON lines are read
+             with a JSON parser instead (`JSON_KEYS`).
+2. message - every template of `catalogue.TEMPLATES` and every foreign wording of
+             `wordings.WORDINGS`, behind an optional LogContext prefix (`PREFIXES`).
+
+Both the Spark loader (`regexp_extract` / `regexp_replace`, no Python UDF) and the pure-Python
+reference parser (`logs.parse`) use the very same pattern strings, so they agree line for line.
+The strings are written in the common subset of Java's and Python's regex syntax: `(?s)`,
+`(?:...)`, `[0-9]` rather than `\\d`, no named groups in the final patterns.
+
+How one regex tells which alternative matched: the text is followed by `\\x00` and a code
+table (a de Bruijn sequence, every 2-character window distinct); alternative *i* ends with
+`\\x00.{i}` and the shared group `(..)` after the alternation captures window *i* of the table.
+`regexp_extract(text + SUFFIX, COMBINED, 1)` is thus the code of the alternative that matched
+(or `''`), found in one pass. Alternatives sharing a literal start are factored into a trie,
+so a line is compared with a handful of alternatives, not with all of them.
+
+Placeholders become regexes by name (`PLACEHOLDER_REGEX`), and fill the columns named in
+`fields.PLACEHOLDER_COLUMNS`; a new catalogue template is picked up without any change here.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .catalogue import PREFIXES as CATALOGUE_PREFIXES
+from .catalogue import TEMPLATES, LogTemplate
+from .fields import EXTRA_EVENTS, PLACEHOLDER_COLUMNS, TEMPLATE_OVERRIDES
+from .wordings import WORDINGS, Wording
+
+__all__ = ["SEP", "Classifier", "Alternative", "LAYOUTS", "LAYOUT_IDS", "LAYOUT_CLASSIFIER",
+           "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "MessageEntry", "PLACEHOLDER_REGEX",
+           "LAYOUT_SLOTS", "MESSAGE_SLOTS", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
+           "BLANK_RE", "COORDINATION_LOGGER_RE", "CLIENT_LOGGER_RE", "CLIENT_LAYOUTS",
+           "LEVEL_ALIASES", "JSON_KEYS", "EVENT_NAMES", "template_regex", "is_coordination_logger",
+           "source_of", "normalise_level", "regex_escape"]
+
+SEP = "\x01"          # separates the fields a per-alternative regexp_replace writes
+_END = "\\x00"        # regex for the sentinel between the text and the code table
+_ANY = "[^\\x00]"     # "any character" inside a field: never runs into the code table
+
+
+def regex_escape(text: str) -> str:
+    """Escape `text` for both Java and Python regexes (only the metacharacters)."""
+    out = []
+    for ch in text:
+        if ch in "\\.^$*+?{}[]|()":
+            out.append("\\" + ch)
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+# -- alternatives and the combined pattern ------------------------------------------------------
+
+_MARKER = re.compile(r"\(\?P<([a-z_]+)>")
+
+
+def _convert(rx: str, keep: set[str], name: str = "") -> tuple[str, list[str]]:
+    """Turn `(?P<slot>` markers into plain groups (slot kept) or `(?:` (dropped).
+
+    Returns the regex and the slot of each capturing group, in group-number order. Any other
+    bare `(` would shift the numbering, so it is refused. With `name`, kept groups are named
+    `{name}_{k}` instead (Python only: the single-match pattern of `Classifier.match`).
+    """
+    out, slots, i = [], [], 0
+    in_class = False
+    while i < len(rx):
+        ch = rx[i]
+        if ch == "\\":
+            out.append(rx[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+            out.append(ch)
+            i += 1
+            continue
+        if ch == "[":
+            in_class = True
+            out.append(ch)
+            # a ']' right after '[' or '[^' is a literal
+            if rx[i + 1:i + 2] == "^":
+                out.append("^")
+                i += 1
+            if rx[i + 1:i + 2] == "]":
+                out.append("]")
+                i += 1
+            i += 1
+            continue
+        if ch == "(":
+            m = _MARKER.match(rx, i)
+            if m:
+                if m.group(1) in keep:
+                    out.append(f"(?P<{name}_{len(slots)}>" if name else "(")
+                    slots.append(m.group(1))
+                else:
+                    out.append("(?:")
+                i = m.end()
+                continue
+            if rx[i + 1:i + 2] != "?":
+                raise ValueError(f"bare capturing group at {i} in {rx!r}; use (?: or (?P<slot>")
+        out.append(ch)
+        i += 1
+    return "".join(out), slots
+
+
+def _literal_prefix(rx: str) -> list[str]:
+    """The leading tokens of `rx` that match one fixed character each (for the trie)."""
+    tokens, i = [], 0
+    while i < len(rx):
+        ch = rx[i]
+        if ch == "\\":
+            nxt = rx[i + 1:i + 2]
+            if nxt == "x":
+                tok = rx[i:i + 4]
+            elif nxt and not nxt.isalnum():
+                tok = rx[i:i + 2]
+            else:
+                break
+        elif ch in ".^$*+?{}[]|()":
+            break
+        else:
+            tok = ch
+        after = rx[i + len(tok):i + len(tok) + 1]
+        if after and after in "*+?{":
+            break
+        tokens.append(tok)
+        i += len(tok)
+    return tokens
+
+
+def _trie(items: list[tuple[list[str], str]]) -> str:
+    """Alternation of (literal tokens, rest) items, factored on common literal starts.
+
+    Items keep their relative order. An item without a literal start may overlap any other,
+    so it is a barrier: only runs of literal-led items are regrouped.
+    """
+    parts: list[str] = []
+    run: list[tuple[list[str], str]] = []
+
+    def flush() -> None:
+        groups: dict[str, list[tuple[list[str], str]]] = {}
+        for tokens, rest in run:
+            groups.setdefault(tokens[0], []).append((tokens[1:], rest))
+        for tok, members in groups.items():
+            if len(members) == 1:
+                parts.append(tok + "".join(members[0][0]) + members[0][1])
+                continue
+            common = 0                    # further literal tokens all members share
+            while all(len(t) > common and t[common] == members[0][0][common]
+                      for t, _ in members):
+                common += 1
+            shared = "".join(members[0][0][:common])
+            parts.append(tok + shared + "(?:" + _trie([(t[common:], r) for t, r in members])
+                         + ")")
+        run.clear()
+
+    for tokens, rest in items:
+        if tokens:
+            run.append((tokens, rest))
+        else:
+            flush()
+            parts.append(rest)
+    flush()
+    return "|".join(parts)
+
+
+def _code_table(n: int, alphabet: str = string.digits + string.ascii_letters) -> str:
+    """A string of n+1 characters whose n 2-character windows are all different."""
+    k = len(alphabet)
+    if n > k * k:
+        raise ValueError(f"{n} alternatives; the code table holds at most {k * k}")
+    seq: list[int] = []
+    a = [0] * 3
+
+    def db(t: int, p: int) -> None:     # de Bruijn sequence B(k, 2), Frank Ruskey's algorithm
+        if t > 2:
+            if 2 % p == 0:
+                seq.extend(a[1:p + 1])
+        else:
+            a[t] = a[t - p]
+            db(t + 1, p)
+            for j in range(a[t - p] + 1, k):
+                a[t] = j
+                db(t + 1, t)
+
+    db(1, 1)
+    cyclic = seq + seq[:1]
+    return "".join(alphabet[j] for j in cyclic[:n + 1])
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One alternative: an id and a regex over the whole text, with `(?P<slot>` markers."""
+
+    key: str
+    regex: str
+    prefix: bool = False    # may follow the shared optional prefix (message stage)
+
+
+@dataclass
+class Classifier:
+    """Many alternatives -> one combined regex for "which", one regex each for "what".
+
+    Spark: `combined` runs on `text + suffix`; group 1 is a 2-character code and
+    `index(code)` its alternative. `extract[i]` runs on the same `text + suffix` and, through
+    `replacement[i]` (Java `$n` syntax), writes the slots in `slots` order separated by SEP,
+    followed by one more SEP and the rest of the code table (ignored).
+
+    Python: `match(text)` runs one equivalent pattern (same alternatives, same order, same
+    trie, `\\Z` for the sentinel, an empty marker group ending each alternative), so a line is
+    matched once; `match_two_step` does exactly what Spark does, for the tests to compare.
+    """
+
+    alternatives: list[Alternative]
+    slots: tuple[str, ...]
+    prefix_regex: str = ""   # optional shared prefix, with its own slot markers
+    table: str = field(init=False)
+    suffix: str = field(init=False)
+    combined: str = field(init=False)
+    extract: list[str] = field(init=False)
+    groups: list[list[str]] = field(init=False)        # slot of each group, per alternative
+    replacement: list[str] = field(init=False)
+    python: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.alternatives)
+        self.table = _code_table(n)
+        self.suffix = "\x00" + self.table
+        keep = set(self.slots)
+        items, py_items = [], []
+        self._named_items: list[tuple[list[str], str]] = []
+        self.extract, self.groups, self.replacement = [], [], []
+        if self.prefix_regex and not all(a.prefix for a in self.alternatives):
+            raise ValueError("with a shared prefix, every alternative must take it")
+        prefix_plain = _convert(self.prefix_regex, set())[0] if self.prefix_regex else ""
+        prefix_kept, prefix_slots = _convert(self.prefix_regex, keep) if self.prefix_regex \
+            else ("", [])
+        prefix_named = _convert(self.prefix_regex, keep, "p")[0] if self.prefix_regex else ""
+        self._py_slots: list[list[tuple[str, str]]] = []
+        for i, alt in enumerate(self.alternatives):
+            plain = _convert(alt.regex, set())[0]
+            tokens = _literal_prefix(plain)
+            lead = len("".join(tokens))
+            skip = f".{{{i}}}" if i else ""
+            items.append((tokens, plain[lead:] + _END + skip))
+            named, named_slots = _convert(alt.regex, keep, f"a{i}")
+            py_items.append((tokens, named[lead:] + f"\\Z(?P<m{i}>)"))
+            self._named_items.append((tokens, named[lead:] + _END))
+            body, slots = _convert(alt.regex, keep)
+            head = f"(?:{prefix_kept})?" if prefix_kept else ""
+            group_slots = prefix_slots + slots
+            self.extract.append(f"(?s)^{head}{body}{_END}")
+            self.groups.append(group_slots)
+            refs = ["".join(f"${k + 1}" for k, s in enumerate(group_slots) if s == slot)
+                    for slot in self.slots]
+            self.replacement.append(SEP.join(refs) + SEP)
+            self._py_slots.append([(f"p_{k}", s) for k, s in enumerate(prefix_slots)]
+                                  + [(f"a{i}_{k}", s) for k, s in enumerate(named_slots)])
+        head = f"(?:{prefix_plain})?" if prefix_plain else ""
+        self.combined = f"(?s)^{head}(?:{_trie(items)})(..)"
+        py_head = f"(?:{prefix_named})?" if prefix_named else ""
+        self._prefix_named = prefix_named
+        self.python = f"(?s){py_head}(?:{_trie(py_items)})"
+
+    def buckets(self, size: int) -> list[tuple[str, str]]:
+        """(pattern, replacement) for alternatives [b*size, (b+1)*size): what Spark runs once
+        the combined regex has said which alternative matched.
+
+        One regex per alternative would make Spark generate (and compile) a CASE with
+        hundreds of regexes; one regex for all would make the replacement string hundreds of
+        `$n` long, parsed again on every row. A bucket of `size` alternatives keeps both small.
+        Within a bucket the alternatives keep their order, so the same one matches.
+        """
+        out = []
+        head = f"(?:{self._prefix_named})?" if self._prefix_named else ""
+        for start in range(0, len(self.alternatives), size):
+            members = list(range(start, min(start + size, len(self.alternatives))))
+            named = f"(?s)^{head}(?:{_trie([self._named_items[i] for i in members])})"
+            index = re.compile(named).groupindex
+            refs = []
+            for slot in self.slots:
+                numbers = [index[name] for i in members for name, s in self._py_slots[i]
+                           if s == slot and name in index]
+                numbers = sorted(set(numbers))
+                refs.append("".join(f"${n}" for n in numbers))
+            out.append((re.sub(r"\(\?P<[a-z0-9_]+>", "(", named), SEP.join(refs) + SEP))
+        return out
+
+    @cached_property
+    def _index(self) -> dict[str, int]:
+        return {self.table[i:i + 2]: i for i in range(len(self.alternatives))}
+
+    def index(self, code: str) -> int | None:
+        return self._index.get(code)
+
+    @cached_property
+    def compiled(self) -> re.Pattern[str]:
+        return re.compile(self.combined)
+
+    @cached_property
+    def compiled_extract(self) -> list[re.Pattern[str]]:
+        return [re.compile(rx) for rx in self.extract]
+
+    @cached_property
+    def _python(self) -> tuple[re.Pattern[str], dict[int, tuple[int, tuple[tuple[int, ...], ...]]]]:
+        pattern = re.compile(self.python)
+        index = pattern.groupindex
+        by_marker = {}
+        for i, pairs in enumerate(self._py_slots):
+            per_slot = tuple(tuple(index[name] for name, s in pairs if s == slot)
+                             for slot in self.slots)
+            by_marker[index[f"m{i}"]] = (i, per_slot)
+        return pattern, by_marker
+
+    def match_values(self, text: str) -> tuple[int, list[str | None]] | None:
+        """(alternative index, values in `slots` order, '' read as None), one regex match."""
+        pattern, by_marker = self._python
+        m = pattern.match(text)
+        if m is None:
+            return None
+        i, per_slot = by_marker[m.lastindex]
+        group = m.group
+        values: list[str | None] = []
+        for numbers in per_slot:
+            if not numbers:
+                values.append(None)
+            elif len(numbers) == 1:
+                values.append(group(numbers[0]) or None)
+            else:
+                values.append("".join(group(k) or "" for k in numbers) or None)
+        return i, values
+
+    def match(self, text: str) -> tuple[int, dict[str, str | None]] | None:
+        """(alternative index, slot -> value or None) for `text`, or None; one regex match."""
+        found = self.match_values(text)
+        if found is None:
+            return None
+        return found[0], dict(zip(self.slots, found[1]))
+
+    def match_two_step(self, text: str) -> tuple[int, dict[str, str | None]] | None:
+        """The same answer by Spark's route: combined regex + code table, then extract[i]."""
+        full = text + self.suffix
+        m = self.compiled.match(full)
+        if m is None:
+            return None
+        i = self._index[m.group(1)]
+        g = self.compiled_extract[i].match(full)
+        if g is None:     # cannot happen: the combined regex matched this alternative
+            raise AssertionError(f"{self.alternatives[i].key} matched combined but not alone")
+        values: dict[str, str | None] = {}
+        for slot in self.slots:
+            parts = [g.group(k + 1) or "" for k, s in enumerate(self.groups[i]) if s == slot]
+            values[slot] = "".join(parts) or None
+        return i, values
+
+
+# -- stage 1: layouts ------------------------------------------------------------------------------
+
+_D = r"(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})"
+_T = r"(?P<time>[0-9]{2}:[0-9]{2}:[0-9]{2})"
+_F = r"(?P<frac>[0-9]{1,9})"
+_TZ = r"(?P<tz>Z|[+-][0-9]{2}:?[0-9]{2})"
+_LEVEL = r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|NOTICE)"
+_JLOGGER = r"(?P<logger>[A-Za-z_$][A-Za-z0-9_$.\-]*)"
+_PYLOGGER = r"(?P<logger>[A-Za-z_][A-Za-z0-9_.\-]*)"
+_THREAD = r"\[(?P<thread>[^\]\x00]*)\]"
+_MSG = r"(?P<msg>" + _ANY + "*)"
+_RDK_THREAD = r"(?:\[thrd:(?P<thread>[^\]\x00]*)\]: )?"
+
+
+@dataclass(frozen=True)
+class Layout:
+    id: str
+    regex: str
+    doc: str
+    logger_prefix: str = ""    # prepended to the captured logger (librdkafka facility)
+
+
+LAYOUTS: tuple[Layout, ...] = (
+    Layout("LOG4J", r"\[" + _D + " " + _T + "[,.]" + _F + r"\] " + _LEVEL + " +" + _MSG
+           + r" \(" + _JLOGGER + r"(?::[0-9]+)?\)",
+           "Kafka's log4j/log4j2 default `[%d] %p %m (%c)%n` (also Connect's `(%c:%L)`)"),
+    Layout("PY-BRACKET", r"\[" + _D + " " + _T + "[,.]" + _F + r"\] \[" + _LEVEL + r"\] "
+           + _THREAD + " " + _MSG, "Python `[%(asctime)s] [%(levelname)s] [%(threadName)s] "
+           "%(message)s`"),
+    Layout("LOG4J-THREAD", _D + " " + _T + "[,.]" + _F + " +" + _LEVEL + " +" + _MSG + r" \("
+           + _JLOGGER + r"(?::[0-9]+)?\) " + _THREAD,
+           "Strimzi/Confluent `%d %p %m (%c) [%t]%n`"),
+    Layout("SPRINGBOOT", _D + "[ T]" + _T + "[.,]" + _F + "(?:" + _TZ + ")? +" + _LEVEL
+           + r" +[0-9]+ --- (?:\[[^\]\x00]*\] )?\[ *(?P<thread>[^\]\x00]*?)\] +" + _JLOGGER
+           + " +: " + _MSG, "Spring Boot console `%d %5p PID --- [app] [thread] logger : msg`"),
+    Layout("LOGBACK", _D + " " + _T + "[.,]" + _F + " +" + _LEVEL + " +" + _THREAD + " +"
+           + _JLOGGER + " +- (?:null - )?" + _MSG,
+           "logback `%d %-5level [%thread] %logger{36} - %msg%n`"),
+    Layout("LOGBACK-DEFAULT", "(?:" + _D + " )?" + _T + "[.,]" + _F + " " + _THREAD + " +"
+           + _LEVEL + " +" + _JLOGGER + " +- " + _MSG,
+           "logback's documented default `%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} - "
+           "%msg%n` (no date: ts is NULL)"),
+    Layout("PY-DASHED", _D + " " + _T + "," + _F + " - " + _PYLOGGER + " - " + _LEVEL + " - "
+           + _MSG, "Python `%(asctime)s - %(name)s - %(levelname)s - %(message)s`"),
+    Layout("PY-COLON", _D + " " + _T + "[.,]" + _F + ":" + _PYLOGGER + r":(?P<thread>[^:\x00]*):"
+           + _LEVEL + ":[0-9]+:" + _MSG,
+           "Python `%(asctime)s:%(name)s:%(threadName)s:%(levelname)s:%(process)d:%(message)s`"),
+    Layout("PY-ASCTIME", _D + " " + _T + "," + _F + " +" + _LEVEL
+           + r" +(?P<logger>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)(?::| -)? " + _MSG,
+           "Python `%(asctime)s %(levelname)s %(name)s %(message)s` (lower-case module names)"),
+    Layout("LOG4J-CLASSLINE", _D + " " + _T + " +" + _LEVEL + " +" + _JLOGGER + ":[0-9]+ - "
+           + _MSG, "log4j `%d{yyyy-MM-dd HH:mm:ss} %-5p %c{1}:%L - %m%n`"),
+    Layout("LOG4J-SHORT", _D + " " + _T + " +" + _LEVEL + " +" + _JLOGGER + " - " + _MSG,
+           "log4j `%d{yyyy-MM-dd HH:mm:ss} %p %c - %m%n`"),
+    Layout("PY-BASIC", _LEVEL + ":" + _PYLOGGER + ":" + _MSG,
+           "Python `logging.basicConfig()` default `%(levelname)s:%(name)s:%(message)s` (no time)"),
+    Layout("RDK-STDERR", r"%(?P<level>[0-7])\|(?P<epoch>[0-9]+(?:\.[0-9]+)?)\|"
+           r"(?P<logger>[A-Z0-9_]+)\|[^|\x00]*\| " + _RDK_THREAD + _MSG,
+           "librdkafka's default log_cb `%7|<sec.usec>|FAC|<handle>| [thrd:..]: msg`",
+           "rdkafka."),
+    Layout("RDK-PIPE", r"(?P<level>[0-7])\|" + _D + " " + _T + r"\." + _F
+           + r"\|[^|\x00]*\|(?P<logger>[A-Z0-9_]+)\| +" + _RDK_THREAD + _MSG,
+           "librdkafka `7|yyyy-mm-dd hh:mm:ss.mmm|<handle>|FAC| msg`", "rdkafka."),
+    Layout("RDK-SYSLOG", r"(?P<epoch>[0-9]+(?:\.[0-9]+)?) RDKAFKA-(?P<level>[0-7])-"
+           r"(?P<logger>[A-Z0-9_]+): [^:\x00]*: " + _RDK_THREAD + _MSG,
+           "librdkafka syslog `<sec.usec> RDKAFKA-<lvl>-<FAC>: <handle>: [thrd:..]: msg`",
+           "rdkafka."),
+)
+LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON",)
+LAYOUT_SLOTS = ("date", "time", "frac", "tz", "epoch", "level", "logger", "thread", "msg")
+LAYOUT_CLASSIFIER = Classifier([Alternative(lay.id, lay.regex) for lay in LAYOUTS], LAYOUT_SLOTS)
+# The logger slot of a librdkafka layout gets "rdkafka." in front (Spark: in the replacement).
+for _i, _lay in enumerate(LAYOUTS):
+    if _lay.logger_prefix:
+        _slot = LAYOUT_SLOTS.index("logger")
+        _parts = LAYOUT_CLASSIFIER.replacement[_i].split(SEP)
+        _parts[_slot] = _lay.logger_prefix + _parts[_slot]
+        LAYOUT_CLASSIFIER.replacement[_i] = SEP.join(_parts)
+
+# JSON lines: the first key present wins (logstash-logback, ECS, python-json-logger, pino...).
+JSON_KEYS: dict[str, tuple[str, ...]] = {
+    "ts": ("@timestamp", "timestamp", "time", "ts", "asctime"),
+    "level": ("level", "levelname", "severity", "log.level"),
+    "logger": ("logger_name", "logger", "name", "log.logger"),
+    "thread": ("thread_name", "thread", "threadName"),
+    "msg": ("message", "msg"),
+}
+
+# -- stage 2: messages -----------------------------------------------------------------------------
+
+_NUM = "-?[0-9]+"
+_GENERATION = (
+    r"(?:Generation\{generationId=(?P<generation>-?[0-9]+), memberId='(?P<member>[^'\x00]*)', "
+    r"protocol='[^'\x00]*'\}"
+    r"|<Generation (?P<generation>-?[0-9]+) \(member_id: (?P<member>[^,\x00]*), "
+    r"protocol: [^)\x00]*\)>"
+    r"|(?P<generation>-?[0-9]+))")
+_EPOCH = (r"(?:OptionalInt\[(?P<epoch>-?[0-9]+)\]|Some\((?P<epoch>-?[0-9]+)\)"
+          r"|(?P<epoch>-?[0-9]+)|OptionalInt\.empty|Optional\.empty|None)")
+_GENERIC = "(?P<{slot}>" + _ANY + "*?)"
+_REASON = "(?P<reason>" + _ANY + "*)"
+
+# placeholder -> regex with (?P<slot> markers. Missing names get the lazy generic regex.
+PLACEHOLDER_REGEX: dict[str, str] = {
+    "group": "(?P<group>" + _ANY + "+?)",
+    "member": r"(?P<member>[^ \x00]+)",
+    "member_id": "(?P<member>" + _ANY + "*?)",
+    "member_metadata": r"MemberMetadata\(memberId=(?P<member>[^, \x00]+),[^\x00]*?\)",
+    "generation": _GENERATION,
+    "state": r"(?P<state>[A-Za-z_\-]+)",
+    "new_state": r"(?P<state>[A-Za-z_\-]+)",
+    "to_state": r"(?P<state>[A-Za-z_\-]+)",
+    "reason": _REASON,
+    "cause": _REASON,
+    "error": _REASON,
+    "exception": _REASON,
+    "message": _REASON,
+    "partition": f"(?P<partition>{_NUM})",
+    "tp": r"[^ \x00]*-(?P<partition>[0-9]+)",
+    "epoch": _EPOCH,
+    "duration_ms": f"(?P<duration_ms>{_NUM})",
+    "ms": f"(?P<duration_ms>{_NUM})",
+    "members": _NUM,
+    "static": _NUM,
+    "records": _NUM,
+    "bytes": _NUM,
+    "scheduler_ms": _NUM,
+    "delay_ms": _NUM,
+}
+MESSAGE_SLOTS = ("group", "member", "generation", "state", "reason", "partition", "epoch",
+                 "duration_ms", "p_group", "p_partition")
+_COLUMN_RANK = {name: rank for rank, name in enumerate(PLACEHOLDER_COLUMNS)}
+
+
+def template_regex(tid: str, text: str) -> str:
+    """A template's text as a regex with `(?P<column>` markers, one kept marker per column.
+
+    For each column the placeholder named first in `PLACEHOLDER_COLUMNS` keeps its group
+    (e.g. {reason} before {error}); a column a placeholder only carries inside (the member of
+    `Generation{...}`) comes last. The other markers are renamed so they are not captured.
+    """
+    pieces = list(string.Formatter().parse(text))
+    owner: dict[str, tuple[int, int]] = {}         # column -> (rank, occurrence)
+    for occ, (_, name, _, _) in enumerate(pieces):
+        if not name:
+            continue
+        column = TEMPLATE_OVERRIDES[(tid, name)] if (tid, name) in TEMPLATE_OVERRIDES \
+            else PLACEHOLDER_COLUMNS.get(name)
+        if column is None and (tid, name) in TEMPLATE_OVERRIDES:
+            continue                                 # this placeholder fills no column
+        rx = PLACEHOLDER_REGEX.get(name, _GENERIC.format(slot="x_" + name))
+        for slot in set(_MARKER.findall(rx)):
+            rank = _COLUMN_RANK.get(name, 500) if slot == column else 1000
+            if slot not in owner or (rank, occ) < owner[slot]:
+                owner[slot] = (rank, occ)
+    out = []
+    for occ, (literal, name, spec, conv) in enumerate(pieces):
+        out.append(regex_escape(literal))
+        if name is None:
+            continue
+        if not name or spec or conv:
+            raise ValueError(f"template {tid}: placeholder {{{name}}} must be a plain name")
+        rx = PLACEHOLDER_REGEX.get(name, _GENERIC.format(slot="x_" + name))
+        out.append(_MARKER.sub(lambda m: m.group(0) if owner.get(m.group(1), (0, -1))[1] == occ
+                               else "(?P<x_>", rx))
+    return "".join(out)
+
+
+def _prefix_regex(text: str) -> str:
+    names = {"broker": "[0-9]+", "topic": r"[^ \x00\]]+",
+             "partition": "(?P<p_partition>[0-9]+)", "client": r"[^,\x00]*",
+             "group": r"(?P<p_group>[^\]\x00]*)", "tp": r"[^ \x00]+",
+             "thread": r"[^\]\x00]+", "instance": r"[^,\x00]*", "facility": "[A-Z0-9_]+",
+             "handle": r"[^\]\x00]*"}
+    out = []
+    for literal, name, _, _ in string.Formatter().parse(text):
+        out.append(regex_escape(literal))
+        if name:
+            out.append(names[name])
+    return "".join(out)
+
+
+# LogContext prefixes: the catalogue's (new ones are picked up) and older/foreign ones.
+FOREIGN_PREFIXES = (
+    "[GroupCoordinator {broker}]: ",                           # classic, 0.9-3.9
+    "[GroupMetadataManager brokerId={broker}] ",               # 0.11-3.9
+    "[Group Metadata Manager on Broker {broker}]: ",           # <= 0.10
+    "[Consumer instanceId={instance}, clientId={client}, groupId={group}] ",   # static member
+    "{facility} [{handle}] [thrd:{thread}]: ",                 # confluent-kafka-python logger=
+    "[thrd:{thread}]: ",                                       # librdkafka in another layout
+)
+PREFIXES: tuple[str, ...] = tuple(dict.fromkeys(
+    [p for p in CATALOGUE_PREFIXES.values() if p] + list(FOREIGN_PREFIXES)))
+
+
+@dataclass(frozen=True)
+class MessageEntry:
+    """One message alternative: a catalogue template or a foreign wording."""
+
+    id: str
+    event: str | None       # None: a known wording that is not an event (counted as other)
+    source: str
+    text: str
+    versions: str = ""
+    origin: str = "kit"
+
+
+def _entries() -> list[MessageEntry]:
+    entries: list[MessageEntry] = []
+    seen: dict[str, str] = {}
+    for t in TEMPLATES.values():
+        entries.append(MessageEntry(t.id, t.event, t.source, t.text))
+    for w in WORDINGS:
+        entries.append(MessageEntry(w.id, w.event, w.source, w.text, w.versions, w.origin))
+    out = []
+    for e in entries:
+        rx = template_regex(e.id, e.text)
+        plain = _convert(rx, set())[0]
+        if plain in seen:        # the same wording twice (a foreign one equal to the kit's)
+            continue
+        seen[plain] = e.id
+        out.append(e)
+    # literal-led alternatives first (see _trie); stable otherwise
+    out.sort(key=lambda e: not _literal_prefix(_convert(template_regex(e.id, e.text),
+                                                        set())[0]))
+    return out
+
+
+MESSAGE_ENTRIES: tuple[MessageEntry, ...] = tuple(_entries())
+MESSAGE_CLASSIFIER = Classifier(
+    [Alternative(e.id, template_regex(e.id, e.text), prefix=True) for e in MESSAGE_ENTRIES],
+    MESSAGE_SLOTS, prefix_regex="(?:" + "|".join(_prefix_regex(p) for p in PREFIXES) + ")")
+
+EVENT_NAMES: tuple[str, ...] = tuple(sorted({t.event for t in TEMPLATES.values()}
+                                            | set(EXTRA_EVENTS)))
+
+# -- line classes, loggers, levels -----------------------------------------------------------------
+
+# Undecodable: control characters other than TAB, or U+FFFD (already replaced bytes).
+CONTROL_RE = "[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\\ufffd]"
+# Empty or blank: counted as other known lines.
+BLANK_RE = "^[ \\t]*$"
+# Continues the record above: indented lines (stack frames, KIP-848 reconciliation blocks,
+# librdkafka partition lists), `Caused by:`, `... N more`, and a Java exception's first line.
+CONTINUATION_RE = ("^(?:[ \\t]|Caused by: |Suppressed: |\\.\\.\\. [0-9]+ (?:more|common frames)"
+                   "|(?:[A-Za-z_$][A-Za-z0-9_$]*\\.)+[A-Za-z_$][A-Za-z0-9_$]*"
+                   "(?:Exception|Error|Throwable)(?::|$))")
+# Starts like a record (a time stamp, a librdkafka level, a Python level, a JSON object): a line
+# that does so but matches no layout was cut short.
+HEAD_RE = ("^(?:\\[?[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}|%?[0-7]\\||[0-9]{9,}(?:\\.[0-9]+)? "
+           "RDKAFKA|(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL):|\\{)")
+# Loggers whose lines are all expected to be coordinator events: an unknown message from one
+# of them is quarantined ("unknown message"), from any other logger it is "other".
+COORDINATION_LOGGER_RE = (
+    "(?:^|\\.)(?:GroupCoordinator|GroupCoordinatorShard|GroupCoordinatorService"
+    "|GroupMetadataManager|OffsetMetadataManager|ClassicGroup|CoordinatorRuntime"
+    "|CoordinatorLoaderImpl|AbstractCoordinator|ConsumerCoordinator"
+    "|ConsumerRebalanceListenerInvoker|ConsumerMembershipManager|MembershipManagerImpl"
+    "|AbstractMembershipManager|CoordinatorRequestManager)(?:\\$[A-Za-z0-9_$]+)?$"
+    "|^kafka\\.coordinator(?:\\.base|\\.consumer|\\.heartbeat)?$"
+    "|^rdkafka\\.(?:CGRP[A-Z]*|JOIN|JOINGROUP|SYNCGROUP|HEARTBEAT|MEMBERID|ASSIGN|ASSIGNMENT"
+    "|GRPASSIGNMENT|REBALANCE|REJOIN)$")
+# A client's logger (for lines that matched no template: source is otherwise "broker").
+CLIENT_LOGGER_RE = ("^(?:org\\.apache\\.kafka\\.clients\\.|o\\.a\\.k\\.c(?:lients)?\\.c(?:onsumer)?\\."
+                    "|o\\.a\\.k\\.clients\\.|kafka\\.(?:coordinator|consumer|conn|client|cluster"
+                    "|producer)(?:\\.|$)|rdkafka\\.)")
+CLIENT_LAYOUTS = ("PY-BRACKET", "PY-DASHED", "PY-COLON", "PY-ASCTIME", "PY-BASIC", "RDK-STDERR",
+                  "RDK-PIPE", "RDK-SYSLOG", "LOGBACK", "LOGBACK-DEFAULT", "SPRINGBOOT")
+
+LEVEL_ALIASES: dict[str, str] = {
+    "WARNING": "WARN", "CRITICAL": "FATAL", "SEVERE": "ERROR", "NOTICE": "INFO",
+    "FINE": "DEBUG", "FINER": "TRACE", "FINEST": "TRACE", "ERR": "ERROR", "CRIT": "FATAL",
+    "0": "FATAL", "1": "FATAL", "2": "FATAL", "3": "ERROR", "4": "WARN", "5": "INFO",
+    "6": "INFO", "7": "DEBUG",
+    "10": "DEBUG", "20": "INFO", "30": "INFO", "40": "WARN", "50": "ERROR", "60": "FATAL",
+}
+
+_COORD = re.compile(COORDINATION_LOGGER_RE)
+_CLIENT = re.compile(CLIENT_LOGGER_RE)
+
+
+def is_coordination_logger(logger: str | None) -> bool:
+    return bool(logger) and _COORD.search(logger) is not None
+
+
+def source_of(logger: str | None, layout: str | None) -> str:
+    """broker/client for a line that matched no template (a template knows its own source)."""
+    if layout in CLIENT_LAYOUTS or (logger and _CLIENT.search(logger)):
+        return "client"
+    return "broker"
+
+
+def normalise_level(level: str | None) -> str | None:
+    if not level:
+        return None
+    up = level.upper()
+    return LEVEL_ALIASES.get(up, up)
+
+
+def _check() -> None:
+    known = set(EVENT_NAMES)
+    for e in MESSAGE_ENTRIES:
+        if e.event is not None and e.event not in known:
+            raise ValueError(f"wording {e.id} names event {e.event!r}, which is neither in the "
+                             "catalogue nor in fields.EXTRA_EVENTS")
+
+
+_check()
+_ = (LogTemplate, Wording)   # re-exported types for readers of this module

@@ -1,0 +1,320 @@
+"""Foreign wordings: what other Kafka versions and clients print for the kit's events.
+
+The kit's own catalogue (`catalogue.py`) holds the wording the kit writes (Kafka 4.x broker,
+Java client 3.x/4.x). Real logs also come from the classic Scala coordinator (0.9 to 3.9), the
+new coordinator's KIP-848 consumer groups (3.7+), older Java clients, kafka-python and
+librdkafka. Each row below maps one such wording onto the same event names, so an analysis
+reads a 2.8 broker log and a kit log alike. Source: shared/reference/kafka-log-formats.md (ids
+in the first column follow it), and kafka-python 3.0.12's own sources for its 3.x wording.
+
+Texts use the catalogue's `str.format` placeholders (literal braces doubled); `patterns.py`
+turns them into regexes. A row whose wording equals a catalogue template is dropped there (the
+catalogue wins). `event=None` marks a wording that is known but is no event: it counts as an
+"other" line instead of being quarantined as an unknown message of a coordination logger.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Wording", "WORDINGS"]
+
+
+@dataclass(frozen=True)
+class Wording:
+    id: str
+    event: str | None
+    source: str          # broker | client
+    origin: str          # who prints it: kafka-classic, kafka-new, java-client, kafka-python, librdkafka
+    versions: str        # version range of that origin
+    text: str
+
+
+def _b(id: str, event: str | None, versions: str, text: str, origin: str = "kafka-classic"
+       ) -> Wording:
+    return Wording(id, event, "broker", origin, versions, text)
+
+
+def _c(id: str, event: str | None, origin: str, versions: str, text: str) -> Wording:
+    return Wording(id, event, "client", origin, versions, text)
+
+
+_P = "(__consumer_offsets-{partition})"
+
+WORDINGS: tuple[Wording, ...] = (
+    # -- classic group coordinator (kafka.coordinator.group.GroupCoordinator), 0.9-3.9 ----------
+    _b("B-REBAL-0", "rebalance_started", "0.9-0.10.2",
+       "Preparing to restabilize group {group} with old generation {generation}"),
+    _b("B-REBAL-1", "rebalance_started", "0.11-2.0",
+       "Preparing to rebalance group {group} with old generation {generation} " + _P),
+    _b("B-REBAL-2", "rebalance_started", "2.1-3.9",
+       "Preparing to rebalance group {group} in state {state} with old generation {generation} "
+       + _P + " (reason: {reason})"),
+    _b("B-STAB-0", "group_stabilized", "0.9-0.10.2",
+       "Stabilized group {group} generation {generation}"),
+    _b("B-STAB-1", "group_stabilized", "0.11-2.7",
+       "Stabilized group {group} generation {generation} " + _P),
+    _b("B-STAB-2", "group_stabilized", "2.8-3.9",
+       "Stabilized group {group} generation {generation} " + _P + " with {members} members"),
+    _b("B-ASSIGN-0", "assignment_received", "0.9-2.7",
+       "Assignment received from leader for group {group} for generation {generation}"),
+    _b("B-ASSIGN-1", "assignment_received", "2.8",
+       "Assignment received from leader for group {group} for generation {generation}. "
+       "The group has {members} members, {static} of which are static."),
+    _b("B-ASSIGN-2", "assignment_received", "3.0-3.9",
+       "Assignment received from leader {member} for group {group} for generation "
+       "{generation}. The group has {members} members, {static} of which are static."),
+    _b("B-FAIL", "member_session_expired", "1.0-3.9",
+       "Member {member} in group {group} has failed, removing it from the group"),
+    _b("B-PEND-EXP", "pending_member_expired", "2.2-3.9",
+       "Pending member {member} in group {group} has been removed after session timeout "
+       "expiration."),
+    _b("B-EMPTY-0", "group_empty", "0.10.1-0.10.2",
+       "Group {group} with generation {generation} is now empty"),
+    _b("B-EMPTY-1", "group_empty", "0.11-3.9",
+       "Group {group} with generation {generation} is now empty " + _P),
+    _b("B-DYN-JOIN-REQ", "member_id_required", "3.0-3.9",
+       "Dynamic member with unknown member id joins group {group} in {state} state. Created a "
+       "new member id {member} and request the member to rejoin with this id."),
+    _b("B-DYN-REJOIN-REQ", "member_id_required", "2.3",
+       "Dynamic member with unknown member id rejoins group {group} in {state} state. Created "
+       "a new member id {member} and request the member to rejoin with this id."),
+    _b("B-DYN-JOIN-ADD", "dynamic_member_added", "3.0-3.9",
+       "Dynamic Member with unknown member id joins group {group} in {state} state. Created a "
+       "new member id {member} for this member and add to the group."),
+    _b("B-PEND-JOIN", "pending_member_joined", "3.x",
+       "Pending dynamic member with id {member} joins group {group} in {state} state. Adding "
+       "to the group now."),
+    _b("B-STATIC-NEW", "static_member_added", "3.0-3.9",
+       "Static member with groupInstanceId={instance} and unknown member id joins group "
+       "{group} in {state} state. Created a new member id {member} for this member and add to "
+       "the group."),
+    _b("B-STATIC-REPLACE", "static_member_replaced", "3.0-3.9",
+       "Static member with groupInstanceId={instance} and unknown member id joins group "
+       "{group} in {state} state. Replacing previously mapped member {old_member} with this "
+       "groupInstanceId."),
+    _b("B-STATIC-STABLE", "static_member_rejoined", "3.0-3.9",
+       "Static member which joins during Stable stage and doesn't affect selectProtocol will "
+       "not trigger rebalance."),
+    _b("B-LEAVE-0", "member_left", "2.2-2.3",
+       "Member {member} in group {group} has left, removing it from the group"),
+    _b("B-LEAVE-1", "member_left", "3.0-3.1",
+       "Member {member_metadata} has left group {group} through explicit `LeaveGroup` request"),
+    _b("B-LEAVE-2", "member_left", "3.2-3.9",
+       "Member {member_metadata} has left group {group} through explicit `LeaveGroup`; client "
+       "reason: {reason}"),
+    _b("B-PEND-LEAVE-0", "pending_member_left", "2.5-2.8",
+       "Pending member {member} is leaving group {group}."),
+    _b("B-PEND-LEAVE-1", "pending_member_left", "3.0-3.9",
+       "Pending member with memberId={member} has left group {group} through explicit "
+       "`LeaveGroup` request"),
+    _b("B-ELECT-0", "coordinator_elected", "2.8-3.9",
+       "Elected as the group coordinator for partition {partition} in epoch {epoch}"),
+    _b("B-ELECT-1", "coordinator_elected", "2.8 (trunk build)",
+       "Elected as the group coordinator for partition {partition}"),
+    _b("B-RESIGN", "coordinator_resigned", "2.8-3.9",
+       "Resigned as the group coordinator for partition {partition} in epoch {epoch}"),
+    _b("B-LOAD-G", "group_loaded", "0.9-3.9",
+       "Loading group metadata for {group} with generation {generation}"),
+    _b("B-UNLOAD-G", "group_unloaded", "0.9-3.9",
+       "Unloading group metadata for {group} with generation {generation}"),
+    # -- classic GroupMetadataManager ------------------------------------------------------------
+    _b("M-LOAD-0", "load_scheduled", "<=0.10.2",
+       "Loading offsets and group metadata from [__consumer_offsets,{partition}]"),
+    _b("M-LOADED-0", "load_completed", "<=0.10.2",
+       "Finished loading offsets from [__consumer_offsets,{partition}] in {ms} milliseconds."),
+    _b("M-SCHED-1", "load_scheduled", "0.11-2.7",
+       "Scheduling loading of offsets and group metadata from __consumer_offsets-{partition}"),
+    _b("M-SCHED-2", "load_scheduled", "2.8-3.9",
+       "Scheduling loading of offsets and group metadata from __consumer_offsets-{partition} "
+       "for epoch {epoch}"),
+    _b("M-LOADED-1", "load_completed", "0.11-2.6",
+       "Finished loading offsets and group metadata from __consumer_offsets-{partition} in "
+       "{ms} milliseconds."),
+    _b("M-LOADED-2", "load_completed", "2.7",
+       "Finished loading offsets and group metadata from __consumer_offsets-{partition} in "
+       "{ms} milliseconds, of which {scheduler_ms} milliseconds was spent in the scheduler."),
+    _b("M-LOADED-3", "load_completed", "2.8-3.9",
+       "Finished loading offsets and group metadata from __consumer_offsets-{partition} in "
+       "{ms} milliseconds for epoch {epoch}, of which {scheduler_ms} milliseconds was spent in "
+       "the scheduler."),
+    _b("M-DEAD", "group_dead", "0.11-3.9",
+       "Group {group} transitioned to Dead in generation {generation}"),
+    _b("M-UNLOAD-SCHED", "unload_scheduled", "0.11-3.9",
+       "Scheduling unloading of offsets and group metadata from __consumer_offsets-{partition}"),
+    _b("M-UNLOAD-DONE-0", "unload_finished", "0.11-2.8",
+       "Finished unloading __consumer_offsets-{partition}. Removed {offsets} cached offsets and "
+       "{groups} cached groups."),
+    _b("M-UNLOAD-DONE-1", "unload_finished", "2.8-3.9",
+       "Finished unloading __consumer_offsets-{partition} for coordinator epoch {epoch}. "
+       "Removed {offsets} cached offsets and {groups} cached groups."),
+    _b("M-EXPIRE", "offsets_removed", "0.10-3.9",
+       "Removed {offsets} expired offsets in {ms} milliseconds."),
+    _b("M-ALREADY", "load_already_loading", "2.x-3.9",
+       "Already loading offsets and group metadata from __consumer_offsets-{partition}"),
+    # -- new coordinator, KIP-848 consumer groups (3.7+) ------------------------------------------
+    _b("N-JOIN", "member_joined", "3.7+",
+       "[GroupId {group}] Member {member} joins the consumer group using the {protocol} "
+       "protocol.", "kafka-new"),
+    _b("N-EPOCH", "group_epoch_bumped", "3.7+",
+       "[GroupId {group}] Bumped group epoch to {epoch}.", "kafka-new"),
+    _b("N-TARGET-0", "target_assignment_computed", "3.7+",
+       "[GroupId {group}] Computed a new target assignment for epoch {epoch} with '{assignor}' "
+       "assignor in {ms}ms: {assignment}.", "kafka-new"),
+    _b("N-TARGET-1", "target_assignment_computed", "3.7+",
+       "[GroupId {group}] Computed a new target assignment for epoch {epoch} with '{assignor}' "
+       "assignor in {ms}ms.", "kafka-new"),
+    _b("N-MSTATE", "member_assignment_updated", "3.7+",
+       "[GroupId {group}] Member {member} new assignment state: epoch={epoch}, "
+       "previousEpoch={previous_epoch}, state={state}, assignedPartitions={assigned}.",
+       "kafka-new"),
+    _b("N-FENCED", "member_fenced", "3.7+",
+       "[GroupId {group}] Member {member} fenced from the group because {reason}.", "kafka-new"),
+    _b("N-LEFT", "member_left", "3.7+",
+       "[GroupId {group}] Member {member} left the consumer group.", "kafka-new"),
+    _b("N-STATIC-LEFT", "member_left", "3.7+",
+       "[GroupId {group}] Static Member {member} with instance id {instance} temporarily left "
+       "the consumer group.", "kafka-new"),
+    _b("N-STATIC-REJECT", "static_member_rejected", "3.7+",
+       "[GroupId {group}] Static member {member} with instance id {instance} cannot join the "
+       "group because the instance id is is owned by member {owner}.", "kafka-new"),
+    _b("N-CONVERT-0", "group_converted", "3.7+",
+       "[GroupId {group}] Converted the classic group to a consumer group.", "kafka-new"),
+    _b("N-CONVERT-1", "group_converted", "3.7+",
+       "[GroupId {group}] Converted the consumer group to a classic group.", "kafka-new"),
+    _b("N-LOADED", "group_loaded", "3.7+",
+       "Loaded consumer group {group} with {members} members.", "kafka-new"),
+    _b("N-UNLOADED", "group_unloaded", "3.7+",
+       "[GroupId={group}] Unloaded group metadata for group epoch {epoch}.", "kafka-new"),
+    _b("NC-LEAVE-DYN", "member_left", "3.7+",
+       "[Group {group}] Dynamic Member {member} has left group through explicit `LeaveGroup` "
+       "request; client reason: {reason}", "kafka-new"),
+    _b("NC-LEAVE-STATIC", "member_left", "3.7+",
+       "[Group {group}] Static Member {member} with instance id {instance} has left group "
+       "through explicit `LeaveGroup` request; client reason: {reason}", "kafka-new"),
+    # -- Java consumer, older wordings and the KIP-848 AsyncKafkaConsumer --------------------------
+    _c("J-DISCOVER-0", "coordinator_discovered", "java-client", "0.10",
+       "Discovered coordinator {node} for group {group}."),
+    _c("J-REJOIN-0", "join_sent", "java-client", "0.10", "(Re-)joining group {group}"),
+    _c("J-JOINED-0", "joined", "java-client", "0.10",
+       "Successfully joined group {group} with generation {generation}"),
+    _c("J-ASSIGNED-0", "partitions_assigned", "java-client", "0.10",
+       "Setting newly assigned partitions {partitions} for group {group}"),
+    _c("J-ASSIGNED-1", "partitions_assigned", "java-client", "1.0-2.3",
+       "Setting newly assigned partitions {partitions}"),
+    _c("J-REVOKE-0", "partitions_revoked", "java-client", "<=2.3, KIP-848 3.7+",
+       "Revoking previously assigned partitions {partitions}"),
+    _c("J-HB-REBAL", "heartbeat_failed_rebalancing", "java-client", "2.x-3.0",
+       "Attempt to heartbeat failed since group is rebalancing"),
+    _c("J-COORD-LOST-0", "coordinator_lost", "java-client", "0.10",
+       "Marking the coordinator {node} dead for group {group}"),
+    _c("J-COORD-LOST-1", "coordinator_lost", "java-client", "1.x-2.x",
+       "Group coordinator {node} is unavailable or invalid, will attempt rediscovery"),
+    _c("J-COORD-LOST-2", "coordinator_lost", "java-client", "2.x-3.x",
+       "Group coordinator {node} is unavailable or invalid due to cause: {cause}. "
+       "isDisconnected: {disconnected}, will attempt rediscovery"),
+    _c("J-COORD-DISCONNECT", None, "java-client", "2.x+",
+       "Requesting disconnect from last known coordinator {node}"),
+    _c("J-MEMBER-STATE", "member_state_changed", "java-client", "3.7+ (KIP-848)",
+       "Member {member} with epoch {epoch} transitioned from {from_state} to {to_state}."),
+    _c("J-RECONCILE", "reconciliation_started", "java-client", "3.7+ (KIP-848)",
+       "Reconciling assignment with local epoch {epoch}"),
+    _c("J-HB-UNKNOWN", "heartbeat_failed_unknown_member", "java-client", "3.7+ (KIP-848)",
+       "{request} failed because member {member} is unknown."),
+    _c("J-HB-FENCED", "heartbeat_failed", "java-client", "3.7+ (KIP-848)",
+       "{request} failed because epoch {epoch} is fenced."),
+    # -- kafka-python (loggers kafka.coordinator, .consumer, .heartbeat) ----------------------------
+    _c("PY-JOINED-0", "joined", "kafka-python", "1.0",
+       "Joined group '{group}' (generation {generation}) with member_id {member}"),
+    _c("PY-JOINED-1", "joined", "kafka-python", "2.3+",
+       "Successfully joined group {group} {generation}"),
+    _c("PY-LEADER", "group_leader_elected", "kafka-python", "all",
+       "Elected group leader -- performing partition assignments using {assignor}"),
+    _c("PY-REVOKE", "partitions_revoked", "kafka-python", "1.3+",
+       "Revoking previously assigned partitions {partitions} for group {group}"),
+    _c("PY-UPDATED", "assignment_received", "kafka-python", "all",
+       "Updated partition assignment: {partitions}"),
+    _c("PY-DISCOVER", "coordinator_discovered", "kafka-python", "all",
+       "Discovered coordinator {node} for group {group}"),
+    _c("PY-SESSION-EXPIRED", "heartbeat_session_expired", "kafka-python", "1.4+",
+       "Heartbeat session expired, marking coordinator dead"),
+    _c("PY-COORD-DEAD", "coordinator_lost", "kafka-python", "all",
+       "Marking the coordinator dead (node {node}) for group {group}: {reason}."),
+    _c("PY-HB-UNKNOWN", "heartbeat_failed_unknown_member", "kafka-python", "all",
+       "Heartbeat: local member_id was not recognized; this consumer needs to re-join"),
+    _c("PY-HB-REBAL-0", "heartbeat_failed_rebalancing", "kafka-python", "<=2.x",
+       "Heartbeat failed for group {group} because it is rebalancing"),
+    _c("PY-HB-REBAL-1", "heartbeat_failed_rebalancing", "kafka-python", "3.x",
+       "Group {group} is rebalancing; rejoining."),
+    _c("PY-HB-COORD", "heartbeat_failed_coordinator", "kafka-python", "3.x",
+       "Heartbeat failed for group {group}: coordinator (node {node}) is either not started or "
+       "not valid"),
+    _c("PY-POLL-0", "poll_timeout", "kafka-python", "<=2.2",
+       "Heartbeat poll expired, leaving group"),
+    _c("PY-POLL-1", "poll_timeout", "kafka-python", "2.3+",
+       "Consumer poll timeout has expired. {details}"),
+    _c("PY-LEAVE-0", "leave_sent", "kafka-python", "<=2.2", "Leaving consumer group ({group})."),
+    _c("PY-LEAVE-1", "leave_sent", "kafka-python", "2.3+",
+       "Leaving consumer group {group} (member {member})."),
+    _c("PY-MEMBER-ID", "member_id_assigned", "kafka-python", "3.x",
+       "Received member id {member} for group {group}; will retry join-group"),
+    _c("PY-JOIN-LOADING", "join_failed_loading", "kafka-python", "all",
+       "Attempt to join group {group} rejected since coordinator {node} is loading the group."),
+    _c("PY-HB-THREAD", None, "kafka-python", "1.4-2.3", "Starting new heartbeat thread"),
+    # -- librdkafka (debug=cgrp; the facility is the logger: rdkafka.<FAC>) --------------------------
+    _c("RDK-CGRPSTATE-0", "coordinator_state_changed", "librdkafka", "1.x+",
+       "Group \"{group}\" changed state {from_state} -> {to_state} (join-state {join_state})"),
+    _c("RDK-CGRPSTATE-1", "coordinator_state_changed", "librdkafka", "<1.0",
+       "Group \"{group}\" changed state {from_state} -> {to_state} (v{version}, join-state "
+       "{join_state})"),
+    _c("RDK-CGRPSTATE-2", "coordinator_state_changed", "librdkafka", "0.9",
+       "Group \"{group}\" changed state {from_state} -> {to_state}"),
+    _c("RDK-JOINSTATE-0", "member_state_changed", "librdkafka", "1.x+",
+       "Group \"{group}\" changed join state {from_state} -> {to_state} (state {cgrp_state})"),
+    _c("RDK-JOINSTATE-1", "member_state_changed", "librdkafka", "<1.0",
+       "Group \"{group}\" changed join state {from_state} -> {to_state} (v{version}, state "
+       "{cgrp_state})"),
+    _c("RDK-COORD", "coordinator_discovered", "librdkafka", "all",
+       "Group \"{group}\" coordinator is {node} id {node_id}"),
+    _c("RDK-COORD-CHANGE", "coordinator_discovered", "librdkafka", "all",
+       "Group \"{group}\" changing coordinator {old_node} -> {node}"),
+    _c("RDK-QUERY", "coordinator_lookup", "librdkafka", "all",
+       "Group \"{group}\": querying for coordinator: {reason}"),
+    _c("RDK-JOIN-0", "join_sent", "librdkafka", "all",
+       "Group \"{group}\": join with {count} subscribed topic(s)"),
+    _c("RDK-JOIN-1", "join_sent", "librdkafka", "all",
+       "Joining group \"{group}\" with {count} subscribed topic(s)"),
+    _c("RDK-JOINGROUP-OK", "joined", "librdkafka", "all",
+       "JoinGroup response: GenerationId {generation}, Protocol {protocol}, LeaderId {leader}, "
+       "my MemberId {member}, {details}: Success"),
+    _c("RDK-JOINGROUP-ERR", "join_failed", "librdkafka", "all",
+       "JoinGroup response: GenerationId {generation}, Protocol {protocol}, LeaderId {leader}, "
+       "my MemberId {member}, {details}: {error}"),
+    _c("RDK-LEADER-0", "group_leader_elected", "librdkafka", "all",
+       "I am elected leader for group \"{group}\" with {count} member(s)"),
+    _c("RDK-LEADER-1", None, "librdkafka", "all",
+       "Elected leader for group \"{group}\" with {count} member(s)"),
+    _c("RDK-MEMBERID", "member_id_assigned", "librdkafka", "all",
+       "Group \"{group}\": updating member id \"{old_member}\" -> \"{member}\""),
+    _c("RDK-SYNC-OK", "synced", "librdkafka", "all",
+       "SyncGroup response: Success ({count} bytes of MemberState data)"),
+    _c("RDK-SYNC-ERR", "sync_failed", "librdkafka", "all",
+       "SyncGroup response: {error} ({count} bytes of MemberState data)"),
+    _c("RDK-ASSIGN", "partitions_assigned", "librdkafka", "all",
+       "Group \"{group}\": delegating assign of {count} partition(s) to application on queue "
+       "{queue}: {reason}"),
+    _c("RDK-REVOKE", "partitions_revoked", "librdkafka", "all",
+       "Group \"{group}\": delegating revoke of {count} partition(s) to application on queue "
+       "{queue}: {reason}"),
+    _c("RDK-REBALANCE", "rejoin_requested", "librdkafka", "1.6+",
+       "Group \"{group}\" initiating rebalance ({protocol}) in state {cgrp_state} (join-state "
+       "{join_state}) with {count} assigned partition(s): {reason}"),
+    _c("RDK-REJOIN", "rejoin_requested", "librdkafka", "all",
+       "Group \"{group}\": Rejoining group without an assignment: {reason}"),
+    _c("RDK-HB-REBAL", "heartbeat_failed_rebalancing", "librdkafka", "all",
+       "Heartbeat failed: REBALANCE_IN_PROGRESS: {reason}"),
+    _c("RDK-HB-ERR-0", "heartbeat_failed", "librdkafka", "all", "Heartbeat failed: {reason}"),
+    _c("RDK-HB-ERR-1", "heartbeat_failed", "librdkafka", "all",
+       "Group \"{group}\" heartbeat error response in state {cgrp_state} (join-state "
+       "{join_state}, {count} partition(s) assigned): {reason}"),
+)

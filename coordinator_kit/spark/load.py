@@ -1,0 +1,438 @@
+"""Load Kafka logs into Spark: one pass, one combined regex per stage, no Python UDF.
+
+    events = load_logs("logs/")                      # DataFrame, schema.EVENT_COLUMNS
+    parsed = parse_logs("logs/")                     # events, quarantine, counts()
+    counts = write_parsed("logs/", "out/")           # events.parquet + quarantine.parquet
+
+Per physical line, in one `select` (the rules of `coordinator_kit.logs.parse`, which gives the
+same rows without a JVM): invalid UTF-8 / control characters -> quarantine; blank -> other;
+`{` -> `from_json`; else the layout stage: `regexp_extract` of the combined layout regex gives
+the layout, one `regexp_replace` of that layout's own regex gives its fields; then the message
+stage does the same with the combined template regex. See `logs.patterns` for the code-table
+trick that lets one regex say which of 220 alternatives matched.
+
+Line numbers: Spark's text source splits big files into blocks read in parallel and does not
+number lines. A quick counting job (`_line_offsets`, no regex) learns how many lines each
+block holds and the `monotonically_increasing_id` its first line gets; the main pass turns the
+id back into the line number with a broadcast join of that small table. Both jobs see the same
+file splits, because they read the same files with the same settings.
+
+Continuation lines (stack traces, indented blocks) are classified on their own in the pass and
+attached afterwards to the record above them: runs of consecutive continuation lines are found
+among the continuation rows only (small), so the big data is never shuffled.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..logs.fields import COLUMN_NAMES
+from ..logs.parse import JSON_TS_RE, ParseCounts, expand_paths
+from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINUATION_RE,
+                             CONTROL_RE, COORDINATION_LOGGER_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
+                             LAYOUT_CLASSIFIER, LEVEL_ALIASES, MESSAGE_CLASSIFIER,
+                             MESSAGE_ENTRIES, SEP, Classifier)
+
+__all__ = ["load_logs", "load_lines", "parse_logs", "write_parsed", "ParsedLogs", "resolve_files",
+           "attach_continuations"]
+
+PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+
+
+def _F() -> Any:
+    from pyspark.sql import functions as F
+    return F
+
+
+def resolve_files(paths: PathsArg) -> list[str]:
+    """The files to read: local paths are checked and expanded (directories walked, hidden and
+    `_` names skipped, like `logs.parse.expand_paths`); URIs with a scheme (hdfs://, s3a://)
+    are passed to Spark as they are."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    local, remote = [], []
+    for p in paths:
+        text = os.fspath(p)
+        (remote if "://" in text and not text.startswith("file://") else local).append(
+            text.removeprefix("file://"))
+    files = [os.path.abspath(f) for f in expand_paths(local)] if local else []
+    if not files and not remote:
+        raise FileNotFoundError(f"no log files under {', '.join(map(os.fspath, paths))}")
+    return files + remote
+
+
+def _session(spark: Any) -> Any:
+    if spark is not None:
+        return spark
+    from .session import get_session
+    return get_session()
+
+
+def _file_column(F: Any) -> Any:
+    """`_metadata.file_path` (a URI) as the plain path the Python parser reports."""
+    fp = F.col("_metadata.file_path")
+    plain = F.regexp_replace(fp, "^file:(?://)?", "")
+    return F.when(fp.startswith("file:"), F.try_url_decode(plain)).otherwise(fp)
+
+
+def _line_offsets(spark: Any, files: list[str]) -> Any:
+    """(file, block, first id, lines before the block) for every block Spark will read."""
+    F = _F()
+    stats = (spark.read.text(files)
+             .select(_file_column(F).alias("file"),
+                     F.col("_metadata.file_block_start").alias("block"),
+                     F.monotonically_increasing_id().alias("rid"))
+             .groupBy("file", "block")
+             .agg(F.min("rid").alias("first"), F.count(F.lit(1)).alias("n"))
+             .collect())
+    rows, before = [], {}
+    for r in sorted(stats, key=lambda r: (r["file"], r["block"])):
+        offset = before.get(r["file"], 0)
+        rows.append((r["file"], int(r["block"]), int(r["first"]), offset))
+        before[r["file"]] = offset + int(r["n"])
+    return spark.createDataFrame(rows, "o_file string, o_block long, first long, before long")
+
+
+BUCKET_SIZE = 16
+
+
+def _case(F: Any, index: Any, clf: Classifier, text: Any) -> Any:
+    """CASE index DIV size WHEN b THEN regexp_replace(text, bucket b, its replacement) ... END."""
+    expr = None
+    bucket = F.floor(index / BUCKET_SIZE)
+    for b, (rx, repl) in enumerate(clf.buckets(BUCKET_SIZE)):
+        branch = F.regexp_replace(text, rx, repl)
+        expr = F.when(bucket == b, branch) if expr is None else expr.when(bucket == b, branch)
+    return expr
+
+
+def _array(F: Any, values: list[str | None]) -> Any:
+    return F.array(*[F.lit(v).cast("string") for v in values])
+
+
+def _ts(F: Any, date: Any, time: Any, frac: Any, tz: Any, epoch: Any, epoch_unit: Any) -> Any:
+    """UTC timestamp from layout pieces (same arithmetic as logs.parse.make_ts/epoch_ts)."""
+    tz_norm = F.coalesce(F.when(F.length(tz) == 5, F.concat(F.substring(tz, 1, 3), F.lit(":"),
+                                                            F.substring(tz, 4, 2))).otherwise(tz),
+                         F.lit("Z"))
+    iso = F.concat(date, F.lit("T"), time, F.lit("."), F.rpad(F.coalesce(frac, F.lit("")), 6, "0"),
+                   tz_norm)
+    micros = F.round(epoch.try_cast("decimal(20,6)") * epoch_unit, 0).try_cast("long")
+    return F.when(epoch.isNotNull(), F.timestamp_micros(micros)) \
+        .when(date.isNotNull() & time.isNotNull(), iso.try_cast("timestamp"))
+
+
+def _classify(df: Any) -> Any:
+    """Lines (value, file, line) -> lines with COLUMN_NAMES and `kind`."""
+    F = _F()
+    L, M = LAYOUT_CLASSIFIER, MESSAGE_CLASSIFIER
+    v = F.col("value")
+    text = F.when(F.is_valid_utf8(v), F.when(v.startswith("\ufeff"), F.expr("substr(value, 2)"))
+                  .otherwise(v))
+    s1 = df.select("file", "line", F.make_valid_utf8(v).alias("raw"), text.alias("text"))
+    t = F.col("text")
+    c0 = (F.when(t.isNull() | t.rlike(CONTROL_RE), "bad").when(t.rlike(BLANK_RE), "blank")
+          .when(t.startswith("{"), "json").otherwise("text"))
+    s2 = s1.select("*", c0.alias("c0"))
+    c0 = F.col("c0")
+
+    # stage 1: layout
+    t1 = F.concat(t, F.lit(L.suffix))
+    s3 = s2.select("*", F.when(c0 == "text", F.regexp_extract(t1, L.combined, 1)).alias("lcode"))
+    lidx = F.when(F.col("lcode") != "", F.position(F.col("lcode"), F.lit(L.table)) - 1)
+    s4 = s3.select("*", lidx.alias("lidx"))
+    lparts = F.split(_case(F, F.col("lidx"), L, t1), SEP)
+    json_text = F.when(t.endswith(","), F.expr("substr(text, 1, length(text) - 1)")).otherwise(t)
+    keys = sorted({k for ks in JSON_KEYS.values() for k in ks})
+    json_schema = ", ".join(f"`{k}` STRING" for k in keys) + ", `_corrupt_record` STRING"
+    j = F.from_json(json_text, json_schema,
+                    {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt_record"})
+    s5 = s4.select("*", F.when(c0 == "text", lparts).alias("lp"),
+                   F.when(c0 == "json", j).alias("j"))
+
+    def jget(name: str) -> Any:
+        return F.coalesce(*[F.col("j").getField(k) for k in JSON_KEYS[name]])
+
+    lp = F.col("lp")
+    layout_ids = _array(F, [lay.id for lay in LAYOUTS])
+    jts = jget("ts")
+    jiso = F.when(jts.rlike(JSON_TS_RE), F.split(F.regexp_replace(jts, JSON_TS_RE,
+                                                                  f"$1{SEP}$2{SEP}$3{SEP}$4"),
+                                                 SEP))
+    jnum = jts.rlike("^[0-9]+(?:\\.[0-9]+)?$")
+    jmillis = F.length(F.substring_index(jts, ".", 1)) > 11
+
+    def nz(col: Any) -> Any:
+        return F.nullif(col, F.lit(""))
+
+    is_json_record = (c0 == "json") & F.col("j._corrupt_record").isNull() & jget("msg").isNotNull()
+    s6 = s5.select(
+        "file", "line", "raw", "text", "c0", "lidx", "j",
+        F.when(c0 == "json", is_json_record).otherwise(F.col("lidx").isNotNull())
+        .alias("is_record"),
+        F.when(c0 == "json", F.lit("JSON"))
+        .otherwise(F.try_element_at(layout_ids, F.col("lidx") + 1)).alias("layout"),
+        F.when(c0 == "json", jget("msg")).otherwise(F.get(lp, 8)).alias("msg"),
+        F.when(c0 == "json", jget("level")).otherwise(nz(F.get(lp, 5))).alias("level0"),
+        F.when(c0 == "json", jget("logger")).otherwise(nz(F.get(lp, 6))).alias("logger0"),
+        F.when(c0 == "json", jget("thread")).otherwise(nz(F.get(lp, 7))).alias("thread0"),
+        F.when(c0 == "json",
+               F.when(jnum, _ts(F, F.lit(None), F.lit(None), F.lit(None), F.lit(None), jts,
+                                F.when(jmillis, F.lit(1000)).otherwise(F.lit(1_000_000))))
+               .otherwise(_ts(F, F.get(jiso, 0), F.get(jiso, 1), nz(F.get(jiso, 2)),
+                              nz(F.get(jiso, 3)), F.lit(None).cast("string"), F.lit(1))))
+        .otherwise(_ts(F, nz(F.get(lp, 0)), nz(F.get(lp, 1)), nz(F.get(lp, 2)), nz(F.get(lp, 3)),
+                       nz(F.get(lp, 4)), F.lit(1_000_000))).alias("ts0"),
+    )
+
+    # stage 2: message
+    rec = F.col("is_record")
+    t2 = F.concat(F.col("msg"), F.lit(M.suffix))
+    s7 = s6.select("*", F.when(rec, F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
+    s8 = s7.select("*", F.when(F.col("mcode") != "", F.position(F.col("mcode"), F.lit(M.table))
+                               - 1).alias("midx"))
+    midx = F.col("midx")
+    s9 = s8.select("*", F.split(_case(F, midx, M, t2), SEP).alias("mp"))
+    mp = F.col("mp")
+
+    def slot(name: str) -> Any:
+        return nz(F.get(mp, M.slots.index(name)))
+
+    events = _array(F, [e.event for e in MESSAGE_ENTRIES])
+    ids = _array(F, [e.id for e in MESSAGE_ENTRIES])
+    sources = _array(F, [e.source for e in MESSAGE_ENTRIES])
+    level_map = F.create_map(*[F.lit(x) for kv in LEVEL_ALIASES.items() for x in kv])
+    level = F.upper(F.col("level0"))
+    logger = F.col("logger0")
+    coord = F.coalesce(logger.rlike(COORDINATION_LOGGER_RE), F.lit(False))
+    matched = midx.isNotNull()
+    event = F.try_element_at(events, midx + 1)
+    kind = (F.when(c0 == "bad", "quarantine").when(c0 == "blank", "other")
+            .when(rec, F.when(matched, F.when(event.isNull(), "other").otherwise("event"))
+                  .when(coord, "quarantine").otherwise("other"))
+            .when(c0 == "json", "quarantine")
+            .when(t.rlike(CONTINUATION_RE), "continuation")
+            .otherwise("quarantine"))
+    problem = (F.when(c0 == "bad", "undecodable bytes")
+               .when(rec, F.when(~matched & coord, "unknown message"))
+               .when(c0 == "json", F.when(F.col("j._corrupt_record").isNotNull(), "truncated")
+                     .otherwise("unknown layout"))
+               .when(t.rlike(CONTINUATION_RE), F.lit(None))
+               .when(t.rlike(HEAD_RE), "truncated").otherwise("unknown layout"))
+    client = (F.col("layout").isin(*CLIENT_LAYOUTS)
+              | F.coalesce(logger.rlike(CLIENT_LOGGER_RE), F.lit(False)))
+    s10 = s9.select("*", kind.alias("kind"), problem.alias("problem"),
+                    event.alias("event0"))
+    k = F.col("kind")
+    is_event = k == "event"
+    keep_record = rec & (is_event | (F.col("problem") == "unknown message"))
+
+    def ev(col: Any) -> Any:
+        return F.when(is_event, col)
+
+    columns = {
+        "ts": F.when(keep_record, F.col("ts0")),
+        "level": F.when(keep_record, F.coalesce(F.try_element_at(level_map, level), level)),
+        "logger": F.when(keep_record, logger),
+        "thread": F.when(keep_record, F.col("thread0")),
+        "source": F.when(is_event, F.try_element_at(sources, midx + 1))
+        .when(keep_record, F.when(client, "client").otherwise("broker")),
+        "event": ev(F.col("event0")),
+        "group": ev(F.coalesce(slot("group"), slot("p_group"))),
+        "member": ev(slot("member")),
+        "generation": ev(slot("generation").try_cast("int")),
+        "state": ev(slot("state")),
+        "reason": ev(slot("reason")),
+        "partition": ev(F.coalesce(slot("partition"), slot("p_partition")).try_cast("int")),
+        "epoch": ev(slot("epoch").try_cast("int")),
+        "duration_ms": ev(slot("duration_ms").try_cast("long")),
+        "raw": F.col("raw"),
+        "file": F.col("file"),
+        "line": F.col("line"),
+        "template": ev(F.try_element_at(ids, midx + 1)),
+        "layout": F.when(keep_record, F.col("layout")),
+        "problem": F.col("problem"),
+    }
+    assert tuple(columns) == COLUMN_NAMES
+    return s10.select(*[c.alias(name) for name, c in columns.items()], k.alias("kind"))
+
+
+def load_lines(paths: PathsArg, spark: Any = None) -> Any:
+    """Every physical line of `paths`, classified: the schema's columns plus `kind` (event,
+    other, continuation, quarantine). Runs a quick line-counting job; the rest is lazy."""
+    spark = _session(spark)
+    F = _F()
+    files = resolve_files(paths)
+    offsets = _line_offsets(spark, files)
+    raw = spark.read.text(files).select(
+        "value", _file_column(F).alias("file"),
+        F.col("_metadata.file_block_start").alias("block"),
+        F.monotonically_increasing_id().alias("rid"))
+    numbered = raw.join(F.broadcast(offsets), (raw["file"] == offsets["o_file"])
+                        & (raw["block"] == offsets["o_block"]))
+    lines = numbered.select("value", "file",
+                            (F.col("rid") - F.col("first") + F.col("before") + 1).alias("line"))
+    return _classify(lines)
+
+
+def attach_continuations(records: Any, continuations: Any) -> tuple[Any, Any]:
+    """(records with their continuation lines appended to `raw`, orphan continuation lines as
+    quarantine rows "truncated"). `continuations` needs file, line, raw; it is small, and it
+    is the only thing shuffled."""
+    F = _F()
+    from pyspark.sql import Window
+
+    w = Window.partitionBy("file").orderBy("line")
+    runs = (continuations.select("file", "line", "raw")
+            .withColumn("run", F.col("line") - F.row_number().over(w))
+            .withColumn("record_line",
+                        F.min("line").over(Window.partitionBy("file", "run")) - 1))
+    attach = (runs.where(F.col("record_line") > 0)
+              .groupBy(F.col("file").alias("a_file"), F.col("record_line"))
+              .agg(F.sort_array(F.collect_list(F.struct("line", "raw"))).alias("parts"))
+              .select("a_file", "record_line",
+                      F.concat_ws("\n", F.transform("parts", lambda p: p["raw"])).alias("extra")))
+    joined = records.join(F.broadcast(attach), (records["file"] == attach["a_file"])
+                          & (records["line"] == attach["record_line"]), "left")
+    out = joined.select(*[F.when(F.col("extra").isNotNull(),
+                                 F.concat(F.col("raw"), F.lit("\n"), F.col("extra")))
+                          .otherwise(F.col("raw")).alias("raw") if c == "raw" else records[c]
+                          for c in records.columns])
+    orphans = runs.where(F.col("record_line") == 0).select(
+        *[F.col(c) if c in ("file", "line", "raw") else
+          (F.lit("truncated") if c == "problem" else F.lit(None)).cast(_type(c)).alias(c)
+          for c in COLUMN_NAMES])
+    return out, orphans
+
+
+def _type(column: str) -> str:
+    from ..logs.fields import EVENT_COLUMNS
+    return {c.name: c.type for c in EVENT_COLUMNS}[column].replace("long", "bigint")
+
+
+@dataclass
+class ParsedLogs:
+    """The outputs of `parse_logs` (lazy DataFrames) and a way to count them."""
+
+    lines: Any
+    events: Any
+    quarantine: Any
+
+    def counts(self) -> ParseCounts:
+        """One aggregation over the lines (an action): read = recognised + other + quarantined."""
+        F = _F()
+        by_kind = {r["kind"]: r["n"] for r in
+                   self.lines.groupBy("kind").agg(F.count(F.lit(1)).alias("n")).collect()}
+        problems = {r["problem"]: r["n"] for r in
+                    self.quarantine.groupBy("problem").agg(F.count(F.lit(1)).alias("n")).collect()}
+        quarantined = sum(problems.values())
+        cont = by_kind.get("continuation", 0)
+        orphans = quarantined - by_kind.get("quarantine", 0)
+        counts = ParseCounts(read=sum(by_kind.values()), recognised=by_kind.get("event", 0),
+                             other=by_kind.get("other", 0) + cont - orphans,
+                             quarantined=quarantined, continuation=cont - orphans,
+                             by_problem=dict(sorted(problems.items())))
+        counts.check()
+        return counts
+
+
+def parse_logs(paths: PathsArg, spark: Any = None, *, multiline: bool = True) -> ParsedLogs:
+    """Events and quarantine of `paths` as DataFrames (schema.EVENT_COLUMNS each).
+
+    With `multiline` (the default) continuation lines are attached to their record's `raw`;
+    that reads the input a second time for the (few) continuation lines. Without it, they are
+    only counted (as other lines). `write_parsed` needs one pass either way.
+    """
+    lines = load_lines(paths, spark)
+    F = _F()
+    records = lines.where(F.col("kind").isin("event", "quarantine"))
+    if multiline:
+        records, orphans = attach_continuations(
+            records, lines.where(F.col("kind") == "continuation"))
+        quarantine = records.where(F.col("kind") == "quarantine").drop("kind").unionByName(orphans)
+    else:
+        quarantine = records.where(F.col("kind") == "quarantine").drop("kind")
+    events = records.where(F.col("kind") == "event").drop("kind")
+    return ParsedLogs(lines, events, quarantine)
+
+
+def load_logs(paths: PathsArg, spark: Any = None, *, multiline: bool = True) -> Any:
+    """The coordinator events of `paths` as a DataFrame with typed columns (schema.py)."""
+    return parse_logs(paths, spark, multiline=multiline).events
+
+
+def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None, *,
+                 overwrite: bool = False) -> ParseCounts:
+    """Parse `paths` in one pass and write out/events.parquet and out/quarantine.parquet.
+
+    The pass writes events, quarantined lines and continuation lines at once (partitioned by
+    kind) and counts every kind on the way (`DataFrame.observe`); only when continuation lines
+    exist, a second, small step attaches them to their records and rewrites the two files.
+    `out` must be a local directory (the files are moved into place).
+    """
+    spark = _session(spark)
+    F = _F()
+    from pyspark.sql import Observation
+
+    out = Path(out)
+    targets = {"event": out / "events.parquet", "quarantine": out / "quarantine.parquet"}
+    for target in targets.values():
+        if target.exists():
+            if not overwrite:
+                raise FileExistsError(f"{target} exists; remove it or pass overwrite=True")
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    lines = load_lines(paths, spark)
+    obs = Observation("kit_log_counts")
+    kinds = ("event", "other", "continuation", "quarantine")
+    observed = lines.observe(obs, F.count(F.lit(1)).alias("read"),
+                             *[F.sum(F.when(F.col("kind") == k, 1).otherwise(0)).alias(k)
+                               for k in kinds])
+    tmp = out / f"_parse-{uuid.uuid4().hex[:8]}"
+    conf = spark.conf
+    previous = conf.get("spark.sql.parquet.outputTimestampType", None)
+    conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    try:
+        (observed.where(F.col("kind") != "other")
+         .write.partitionBy("kind").parquet(str(tmp)))
+        metrics = obs.get
+        n = {k: int(metrics.get(k) or 0) for k in ("read",) + kinds}
+        if n["read"] == 0:
+            raise ValueError(f"no lines read from {paths}: the input is empty")
+        schema = lines.drop("kind").schema
+        parts = {k: tmp / f"kind={k}" for k in ("event", "quarantine", "continuation")}
+        frames = {k: (spark.read.schema(schema).parquet(str(p)) if p.exists()
+                      else spark.createDataFrame([], schema)) for k, p in parts.items()}
+        orphans_n = 0
+        if n["continuation"]:
+            cont = frames["continuation"]
+            events, _ = attach_continuations(frames["event"], cont)
+            quarantine, orphans = attach_continuations(frames["quarantine"], cont)
+            orphans_n = orphans.count()
+            quarantine = quarantine.unionByName(orphans)
+            events.write.parquet(str(targets["event"]))
+            quarantine.write.parquet(str(targets["quarantine"]))
+        else:
+            for k, target in targets.items():
+                if parts[k].exists():
+                    shutil.move(str(parts[k]), str(target))
+                else:
+                    frames[k].write.parquet(str(target))
+    finally:
+        if previous is None:
+            conf.unset("spark.sql.parquet.outputTimestampType")
+        else:
+            conf.set("spark.sql.parquet.outputTimestampType", previous)
+        shutil.rmtree(tmp, ignore_errors=True)
+    counts = ParseCounts(read=n["read"], recognised=n["event"],
+                         other=n["other"] + n["continuation"] - orphans_n,
+                         quarantined=n["quarantine"] + orphans_n,
+                         continuation=n["continuation"] - orphans_n)
+    counts.check()
+    return counts
