@@ -177,7 +177,10 @@ class Cluster:
                  topics: Mapping[str, int] | None = None, seed: int = 0,
                  group_config: GroupCoordinatorConfig | Mapping[str, Any] | None = None,
                  network_latency_ms: int = 1, replication_latency_ms: int = 1,
-                 produce_rate_per_s: int = 100, trace_level: str = "DEBUG") -> None:
+                 produce_rate_per_s: int = 100, trace_level: str = "DEBUG",
+                 consumer_defaults: Mapping[str, Any] | None = None) -> None:
+        """`consumer_defaults` are ConsumerConfig fields every `add_consumer` starts from
+        (e.g. `{"client_style": "kafka-python"}`); its own keyword arguments win."""
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, got {brokers}")
         if isinstance(group_config, GroupCoordinatorConfig):
@@ -217,6 +220,8 @@ class Cluster:
                     config, seed, b), serde=serde, config=runtime_config, seed=seed + b)
             self.brokers[b] = Broker(b, runtime, GroupCoordinatorService(b, runtime, config))
         self.network = Network(self, network_latency_ms)
+        self.consumer_defaults = dict(consumer_defaults or {})
+        ConsumerConfig.of(group_id="check", **self.consumer_defaults)  # refuses a bad one now
         self._group_partitions: dict[str, TopicPartition] = {}  # the hash walks the whole id
         self.consumers: dict[str, Consumer] = {}
         for tp, p in sorted(self.partitions.items()):
@@ -255,7 +260,9 @@ class Cluster:
         """Create (and start) a consumer; `config` takes ConsumerConfig field names."""
         if name in self.consumers:
             raise ValueError(f"there is already a consumer named {name!r}")
-        consumer = Consumer(self, ConsumerConfig(group_id=group_id, client_id=name, **config),
+        consumer = Consumer(self, ConsumerConfig.of(**{**self.consumer_defaults,
+                                                       "group_id": group_id, "client_id": name,
+                                                       **config}),
                             tuple(topics), processing_ms=processing_ms)
         self.consumers[name] = consumer
         if start:

@@ -8,12 +8,15 @@ INVALID_SESSION_TIMEOUT) happens when the consumer joins, as in Kafka.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..assignors import get_assignor, select_protocol
 from ..kafka_config import fields_from_properties
+from .styles import CLIENT_STYLES
 
 __all__ = ["ConsumerConfig"]
 
@@ -50,6 +53,10 @@ class ConsumerConfig:
     auto_offset_reset: str = "latest"
     partition_assignment_strategy: Sequence[str] = field(
         default_factory=lambda: ("range", "cooperative-sticky"))
+    # Not a Kafka config: whose log lines the consumer writes, the Java client's ("java") or
+    # kafka-python 2.x's ("kafka-python"); the behaviour is the Java client's either way
+    # (coordinator_kit.client.styles).
+    client_style: str = "java"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partition_assignment_strategy",
@@ -71,6 +78,9 @@ class ConsumerConfig:
         if self.auto_offset_reset not in ("latest", "earliest", "none"):
             raise ValueError(f"Invalid value {self.auto_offset_reset!r} for configuration "
                              f"auto.offset.reset: String must be one of: latest, earliest, none")
+        if self.client_style not in CLIENT_STYLES:
+            raise ValueError(f"client_style must be one of {', '.join(CLIENT_STYLES)}, got "
+                             f"{self.client_style!r}")
         if not self.partition_assignment_strategy:
             raise ValueError("partition.assignment.strategy needs at least one assignor")
         for name in self.partition_assignment_strategy:
@@ -79,6 +89,23 @@ class ConsumerConfig:
 
     def assignors(self) -> list[Any]:
         return [get_assignor(n) for n in self.partition_assignment_strategy]
+
+    @classmethod
+    def of(cls, **kwargs: Any) -> ConsumerConfig:
+        """Like the constructor, but an unknown field name is refused with the known names
+        (and Kafka's dotted key when the name is one, e.g. `session.timeout.ms`)."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        for name in kwargs:
+            if name in known:
+                continue
+            if name in _KEYS:
+                hint = f" ({name} is Kafka's key: pass {_KEYS[name]}=... here)"
+            else:
+                close = difflib.get_close_matches(name, sorted(known), n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"unknown consumer setting {name!r}{hint}; known settings: "
+                             f"{', '.join(sorted(known))}")
+        return cls(**kwargs)
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> ConsumerConfig:

@@ -34,6 +34,7 @@ from ..topic import TopicPartition
 from ..trace import LogContext
 from .config import ConsumerConfig
 from .member import MEMBER_STATES, NO_GENERATION, Generation, MemberState
+from .styles import kafka_python_log
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -117,6 +118,7 @@ class Consumer:
         self._hb_handle: Any = None
         self._poll_handle: Any = None
         self._context: RequestContext | None = None
+        self._kafka_python = config.client_style == "kafka-python"
         self._poll_name = f"poll {self.name}"
         self._heartbeat_name = f"heartbeat {self.name}"
         self._heartbeat_request: HeartbeatRequest | None = None
@@ -166,6 +168,14 @@ class Consumer:
                        member=self.member_id)
         for callback in self._state_listeners:
             callback(self, old, new)
+
+    def _log(self, java_id: str, fields: dict[str, Any], **context: Any) -> None:
+        """Record the event of the Java client's line `java_id` (with `fields`), worded as this
+        consumer's `client_style` says; `context` gives kafka-python's wording what it needs."""
+        if self._kafka_python:
+            kafka_python_log(self, java_id, fields, context)
+        else:
+            self.log.log(java_id, **fields)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -305,27 +315,30 @@ class Consumer:
         if error is None and broker is not None:
             self.coordinator = broker
             self.last_heartbeat_received = self.scheduler.now
-            self.log.log("J-DISCOVER", node=self.node(), client=self.name,
-                         group=self.config.group_id, broker=broker)
+            self._log("J-DISCOVER", {"node": self.node(), "client": self.name,
+                                     "group": self.config.group_id, "broker": broker})
             self._coordinator_poll()
 
-    def mark_coordinator_unknown(self, cause: str, disconnected: bool = False) -> None:
+    def mark_coordinator_unknown(self, cause: str, disconnected: bool = False,
+                                 error: Errors | None = None) -> None:
         if self.coordinator is not None:
-            self.log.log("J-COORD-LOST", node=self.node(), cause=cause,
-                         disconnected=str(disconnected).lower())
+            self._log("J-COORD-LOST", {"node": self.node(), "cause": cause,
+                                       "disconnected": str(disconnected).lower()},
+                      cause=cause, error=error)
             self.coordinator = None
             self.inflight = _Inflight(commit=self.inflight.commit)
 
     # -- join / sync ---------------------------------------------------------------------------
 
-    def request_rejoin(self, reason: str, full_reason: str | None = None) -> None:
-        self.log.log("J-REQ-JOIN", reason=full_reason or reason)
+    def request_rejoin(self, reason: str, full_reason: str | None = None,
+                       why: str | None = None) -> None:
+        self._log("J-REQ-JOIN", {"reason": full_reason or reason}, why=why)
         self.rejoin_reason = reason
         self.rejoin_needed = True
 
     def _reset_generation(self, reason: str, reset_member_id: bool) -> None:
-        self.log.log("J-RESET", member_id="and member id " if reset_member_id else "",
-                     reason=reason)
+        self._log("J-RESET", {"member_id": "and member id " if reset_member_id else "",
+                              "reason": reason})
         self._transition(MemberState.UNJOINED)
         self.generation = (NO_GENERATION if reset_member_id
                            else Generation(-1, self.generation.member_id, None))
@@ -341,7 +354,7 @@ class Consumer:
             self._commit(self._consumed_offsets(), auto=True)
         if self.generation.generation_id < 0 or not self.generation.member_id:
             if self.owned:
-                self.log.log("J-GIVE-AWAY")
+                self._log("J-GIVE-AWAY", {})
                 self._lose(self.owned)
         elif self.protocol is RebalanceProtocol.EAGER and self.owned:
             self._revoke(set(self.owned))
@@ -351,7 +364,7 @@ class Consumer:
         if self.needs_join_prepare:
             self._on_join_prepare()
         self._transition(MemberState.PREPARING_REBALANCE)
-        self.log.log("J-REJOIN")
+        self._log("J-REJOIN", {})
         owned = tuple(sorted(self.owned)) if self.protocol is RebalanceProtocol.COOPERATIVE \
             else ()
         subscription = ConsumerProtocolSubscription(
@@ -376,7 +389,7 @@ class Consumer:
             return
         self.inflight.join = False
         if response is None:
-            self.mark_coordinator_unknown(f"{net_error}", disconnected=True)
+            self.mark_coordinator_unknown(f"{net_error}", disconnected=True, error=net_error)
             return
         error = response.error
         if error is Errors.NONE:
@@ -385,7 +398,7 @@ class Consumer:
             self.generation = Generation(response.generation_id, response.member_id,
                                          response.protocol_name)
             self._transition(MemberState.COMPLETING_REBALANCE)
-            self.log.log("J-JOINED", generation=self.generation)
+            self._log("J-JOINED", {"generation": self.generation})
             self.last_heartbeat_sent = self.scheduler.now
             self.last_heartbeat_received = max(self.last_heartbeat_received, self.scheduler.now)
             self._arm_heartbeat()
@@ -397,33 +410,36 @@ class Consumer:
         if error is Errors.MEMBER_ID_REQUIRED:
             self.generation = Generation(-1, response.member_id, None)
             self.request_rejoin(f"need to re-join with the given member-id: "
-                                f"{response.member_id}")
+                                f"{response.member_id}", why="member_id")
             self._join_group()
             return
         if error is Errors.COORDINATOR_LOAD_IN_PROGRESS:
-            self.log.log("J-JOIN-LOADING", node=self.node())
+            self._log("J-JOIN-LOADING", {"node": self.node()})
             self._retry_later()
             return
         if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
-            self.log.log("J-JOIN-REJOIN", message=error.message, generation=sent)
+            self._log("J-JOIN-REJOIN", {"message": error.message, "generation": sent},
+                      error=error)
             if self.generation == sent:
                 self._reset_state_and_rejoin(f"encountered {error.name} from JOIN_GROUP "
                                              f"response", True)
             self._join_group()
             return
         if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self.log.log("J-JOIN-COORD", message=error.message, generation=sent)
-            self.mark_coordinator_unknown(error.name)
+            self._log("J-JOIN-COORD", {"message": error.message, "generation": sent},
+                      error=error)
+            self.mark_coordinator_unknown(error.name, error=error)
             self._rebalance_failed(error)
             return
         if error is Errors.REBALANCE_IN_PROGRESS:
-            self.log.log("J-JOIN-REBAL")
+            self._log("J-JOIN-REBAL", {})
             self._join_group()
             return
         if error is Errors.FENCED_INSTANCE_ID:
-            self.log.log("J-JOIN-FENCED", instance=self.config.group_instance_id, generation=sent)
+            self._log("J-JOIN-FENCED", {"instance": self.config.group_instance_id,
+                                        "generation": sent}, error=error)
         else:
-            self.log.log("J-JOIN-FATAL", message=error.message)
+            self._log("J-JOIN-FATAL", {"message": error.message}, error=error)
         self._fail(error)
 
     def _rebalance_failed(self, error: Errors) -> None:
@@ -455,8 +471,8 @@ class Consumer:
                                   if t in self.cluster.topics}, subs)
         shown = ", ".join(f"{m}=Assignment(partitions=[{_join_tps(a.partitions)}])"
                           for m, a in result.items())
-        self.log.log("J-FINISHED", generation=response.generation_id,
-                     assignments="{" + shown + "}")
+        self._log("J-FINISHED", {"generation": response.generation_id,
+                                 "assignments": "{" + shown + "}"}, assignor=assignor.name)
         return {m: ConsumerProtocolAssignment(a.partitions).encode() for m, a in result.items()}
 
     def _sync_group(self, assignments: dict[str, bytes]) -> None:
@@ -477,7 +493,7 @@ class Consumer:
             return
         self.inflight.sync = False
         if response is None:
-            self.mark_coordinator_unknown(f"{net_error}", disconnected=True)
+            self.mark_coordinator_unknown(f"{net_error}", disconnected=True, error=net_error)
             return
         error = response.error
         if error is Errors.NONE:
@@ -487,7 +503,7 @@ class Consumer:
                     f"thread to {self.generation}/{self.state} before the rebalance callback "
                     f"triggered", True)
                 return
-            self.log.log("J-SYNCED", generation=self.generation)
+            self._log("J-SYNCED", {"generation": self.generation})
             self._transition(MemberState.STABLE)
             self.rejoin_needed = False
             self.rejoin_reason = ""
@@ -495,31 +511,34 @@ class Consumer:
             self._on_join_complete(ConsumerProtocolAssignment.decode(response.assignment))
             return
         if error is Errors.REBALANCE_IN_PROGRESS:
-            self.log.log("J-SYNC-REBAL", generation=sent)
+            self._log("J-SYNC-REBAL", {"generation": sent})
             self.request_rejoin("rebalance failed due to RebalanceInProgressException",
                                 f"rebalance failed due to '{error.message}' "
                                 f"(RebalanceInProgressException)")
             self._join_group()
             return
         if error in (Errors.UNKNOWN_MEMBER_ID, Errors.ILLEGAL_GENERATION):
-            self.log.log("J-SYNC-REJOIN", message=error.message, generation=sent)
+            self._log("J-SYNC-REJOIN", {"message": error.message, "generation": sent},
+                      error=error)
             if self.generation == sent:
                 self._reset_state_and_rejoin(f"encountered {error.name} from SYNC_GROUP "
                                              f"response", error is not Errors.ILLEGAL_GENERATION)
             self._join_group()
             return
         if error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self.log.log("J-SYNC-COORD", message=error.message, generation=sent)
-            self.mark_coordinator_unknown(error.name)
+            self._log("J-SYNC-COORD", {"message": error.message, "generation": sent},
+                      error=error)
+            self.mark_coordinator_unknown(error.name, error=error)
             self._rebalance_failed(error)
             return
         if error is Errors.FENCED_INSTANCE_ID:
-            self.log.log("J-SYNC-FENCED", instance=self.config.group_instance_id, generation=sent)
+            self._log("J-SYNC-FENCED", {"instance": self.config.group_instance_id,
+                                        "generation": sent})
         self._fail(error)
 
     def _on_join_complete(self, assignment: ConsumerProtocolAssignment) -> None:
         assigned = set(assignment.assigned_partitions)
-        self.log.log("J-NOTIFY", partitions=_join_tps(assigned))
+        self._log("J-NOTIFY", {"partitions": _join_tps(assigned)}, assigned=assigned)
         if self.protocol is RebalanceProtocol.COOPERATIVE:
             revoked = self.owned - assigned
             added = assigned - self.owned
@@ -531,7 +550,7 @@ class Consumer:
         else:
             added = assigned
         self.owned |= added
-        self.log.log("J-ASSIGNED", partitions=_join_tps(added))
+        self._log("J-ASSIGNED", {"partitions": _join_tps(added)})
         self._listener("onPartitionsAssigned", added)
         self.next_auto_commit = self.scheduler.now + self.config.auto_commit_interval_ms
         missing = [tp for tp in sorted(added) if tp not in self.positions]
@@ -539,7 +558,7 @@ class Consumer:
             self._fetch_positions(tuple(missing))
 
     def _revoke(self, partitions: set[TopicPartition]) -> None:
-        self.log.log("J-REVOKE", partitions=_join_tps(partitions))
+        self._log("J-REVOKE", {"partitions": _join_tps(partitions)}, revoked=partitions)
         self._listener("onPartitionsRevoked", partitions)
         self.owned -= partitions
         for tp in partitions:
@@ -547,7 +566,7 @@ class Consumer:
 
     def _lose(self, partitions: set[TopicPartition]) -> None:
         partitions = set(partitions)
-        self.log.log("J-LOST", partitions=_join_tps(partitions))
+        self._log("J-LOST", {"partitions": _join_tps(partitions)}, revoked=partitions)
         self._listener("onPartitionsLost", partitions)
         self.owned -= partitions
         for tp in partitions:
@@ -594,7 +613,7 @@ class Consumer:
             self.mark_coordinator_unknown("session timed out without receiving a heartbeat "
                                           "response")
         elif now - self.last_poll > self.config.max_poll_interval_ms:
-            self.log.log("J-POLL-TIMEOUT")
+            self._log("J-POLL-TIMEOUT", {})
             self._maybe_leave_group("consumer poll timeout has expired.")
             return
         elif now - self.last_heartbeat_sent >= self.config.heartbeat_interval_ms \
@@ -642,7 +661,7 @@ class Consumer:
     def _handle_heartbeat_response(self, response: HeartbeatResponse | None,
                                    net_error: Errors | None, sent: Generation) -> None:
         if response is None:
-            self.mark_coordinator_unknown(f"{net_error}", disconnected=True)
+            self.mark_coordinator_unknown(f"{net_error}", disconnected=True, error=net_error)
             return
         error = response.error
         now = self.scheduler.now
@@ -651,23 +670,26 @@ class Consumer:
         elif error is Errors.REBALANCE_IN_PROGRESS:
             self.last_heartbeat_received = now
             if self.state is MemberState.STABLE:
-                self.request_rejoin("group is already rebalancing")
+                self.request_rejoin("group is already rebalancing",
+                                    why="heartbeat_rebalancing")
         elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self.log.log("J-HB-COORD", node=self.node())
-            self.mark_coordinator_unknown(error.name)
+            self._log("J-HB-COORD", {"node": self.node()})
+            self.mark_coordinator_unknown(error.name, error=error)
         elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID,
                        Errors.FENCED_INSTANCE_ID):
             instance = ("Optional.empty" if self.config.group_instance_id is None
                         else f"Optional[{self.config.group_instance_id}]")
             if self.generation == sent:
-                self.log.log("J-HB-RESET", generation=sent, instance=instance, error=error.name)
+                self._log("J-HB-RESET", {"generation": sent, "instance": instance,
+                                         "error": error.name}, error=error)
                 if error is Errors.FENCED_INSTANCE_ID:
                     self._fail(error)
                     return
                 self._reset_state_and_rejoin(f"encountered {error.name} from HEARTBEAT response",
                                              error is not Errors.ILLEGAL_GENERATION)
             else:
-                self.log.log("J-HB-STALE", generation=sent, instance=instance, error=error.name)
+                self._log("J-HB-STALE", {"generation": sent, "instance": instance,
+                                         "error": error.name}, error=error)
 
     # -- leave ---------------------------------------------------------------------------------
 
@@ -675,8 +697,8 @@ class Consumer:
         if self.coordinator is not None and self.generation.member_id and \
                 self.config.group_instance_id is None and \
                 self.state is not MemberState.UNJOINED:
-            self.log.log("J-LEAVE", member=self.generation.member_id, node=self.node(),
-                         reason=reason)
+            self._log("J-LEAVE", {"member": self.generation.member_id, "node": self.node(),
+                                  "reason": reason})
             request = LeaveGroupRequest(self.config.group_id,
                                         (MemberIdentity(self.generation.member_id, None,
                                                         reason),))
@@ -734,7 +756,7 @@ class Consumer:
         error = next(iter(failed.values()))
         shown = "{" + ", ".join(f"{tp}=OffsetAndMetadata{{offset={o}, leaderEpoch=null, "
                                 f"metadata=''}}" for tp, o in offsets.items()) + "}"
-        self.log.log("J-COMMIT-FAIL", offsets=shown, message=error.message)
+        self._log("J-COMMIT-FAIL", {"offsets": shown, "message": error.message}, error=error)
         if error is Errors.REBALANCE_IN_PROGRESS:
             self.request_rejoin("offset commit failed since group is already rebalancing")
         elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
@@ -742,7 +764,7 @@ class Consumer:
                 self._reset_state_and_rejoin(f"encountered {error.name} from OFFSET_COMMIT "
                                              f"response", error is Errors.UNKNOWN_MEMBER_ID)
         elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
-            self.mark_coordinator_unknown(error.name)
+            self.mark_coordinator_unknown(error.name, error=error)
 
     def _fetch_positions(self, partitions: tuple[TopicPartition, ...]) -> None:
         if self.coordinator is None:

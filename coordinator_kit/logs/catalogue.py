@@ -367,8 +367,88 @@ _CLIENT_ENTRIES = [
        "Offset commit failed on partition {tp} at offset {offset}: {message}"),
 ]
 
+# kafka-python's consumer coordinator, 2.x wording (tag 2.3.2, the last 2.x release:
+# kafka/coordinator/base.py, consumer.py, heartbeat.py, kafka/consumer/subscription_state.py).
+# A consumer with client_style="kafka-python" writes these instead of the Java client's lines:
+# one line for each line the Java client writes, with the same event, or none where
+# kafka-python logs nothing (coordinator_kit.client.styles has the mapping). Python loggers,
+# no LogContext prefix; they render in Python logging's layout (logs.layout.format_python).
+LOGGERS.update({
+    "kp_coordinator": "kafka.coordinator",
+    "kp_consumer": "kafka.coordinator.consumer",
+    "kp_heartbeat": "kafka.coordinator.heartbeat",
+    "kp_subscription": "kafka.consumer.subscription_state",
+})
+
+
+def _k(id: str, event: str, logger: str, level: str, text: str) -> LogTemplate:
+    return LogTemplate(id, event, LOGGERS[logger], level, PREFIXES["none"], text, "client")
+
+
+_KAFKA_PYTHON_ENTRIES = [
+    _k("KP-DISCOVER", "coordinator_discovered", "kp_coordinator", "INFO",
+       "Discovered coordinator {node} for group {group}"),
+    _k("KP-COORD-DEAD", "coordinator_lost", "kp_coordinator", "WARN",
+       "Marking the coordinator dead (node {node}) for group {group}: {reason}."),
+    _k("KP-REJOIN", "join_sent", "kp_coordinator", "INFO", "(Re-)joining group {group}"),
+    _k("KP-MEMBER-ID", "rejoin_requested", "kp_coordinator", "INFO",
+       "Received member id {member} for group {group}; will retry join-group"),
+    _k("KP-JOINED", "joined", "kp_coordinator", "INFO",
+       "Successfully joined group {group} {generation}"),
+    _k("KP-JOIN-LOADING", "join_failed_loading", "kp_coordinator", "INFO",
+       "Attempt to join group {group} rejected since coordinator {node} is loading the group."),
+    _k("KP-JOIN-UNKNOWN", "join_failed_rejoin", "kp_coordinator", "INFO",
+       "Attempt to join group {group} failed due to unknown member id"),
+    _k("KP-JOIN-UNEXPECTED", "join_failed_rejoin", "kp_coordinator", "ERROR",
+       "Unexpected error in join group response: {error}"),
+    _k("KP-JOIN-COORD", "join_failed_coordinator", "kp_coordinator", "INFO",
+       "Attempt to join group {group} failed due to obsolete coordinator information: "
+       "{error}"),
+    _k("KP-JOIN-REBAL", "join_failed_rebalancing", "kp_coordinator", "INFO",
+       "Attempt to join group {group} failed due to RebalanceInProgressError, which could "
+       "indicate a replication timeout on the broker. Will retry."),
+    _k("KP-JOIN-FATAL", "join_failed_fatal", "kp_coordinator", "ERROR",
+       "Attempt to join group {group} failed due to fatal error: {error}"),
+    _k("KP-LEADER", "assignment_computed", "kp_coordinator", "INFO",
+       "Elected group leader -- performing partition assignments using {assignor}"),
+    _k("KP-SYNC-REBAL", "sync_failed_rebalancing", "kp_coordinator", "INFO",
+       "SyncGroup for group {group} failed due to coordinator rebalance"),
+    _k("KP-SYNC-FAILED", "sync_failed_rejoin", "kp_coordinator", "INFO",
+       "SyncGroup for group {group} failed due to {error}"),
+    _k("KP-SYNC-FENCED", "sync_failed_fenced", "kp_coordinator", "ERROR",
+       "SyncGroup for group {group} failed due to fenced id error: {instance}"),
+    _k("KP-UPDATED", "assignment_received", "kp_subscription", "INFO",
+       "Updated partition assignment: {partitions}"),
+    _k("KP-ASSIGNED", "partitions_assigned", "kp_consumer", "INFO",
+       "Setting newly assigned partitions {partitions} for group {group}"),
+    _k("KP-REVOKE", "partitions_revoked", "kp_consumer", "INFO",
+       "Revoking previously assigned partitions {partitions} for group {group}"),
+    _k("KP-LEAVE", "leave_sent", "kp_coordinator", "INFO",
+       "Leaving consumer group {group} (member {member})."),
+    _k("KP-HB-COORD", "heartbeat_failed_coordinator", "kp_heartbeat", "WARN",
+       "Heartbeat failed for group {group}: coordinator (node {node}) is either not started or "
+       "not valid"),
+    _k("KP-HB-REBAL", "rejoin_requested", "kp_heartbeat", "WARN",
+       "Heartbeat failed for group {group} because it is rebalancing"),
+    # kafka-python's own text has the two spaces ("not " + " current.")
+    _k("KP-HB-GENERATION", "heartbeat_failed_reset", "kp_heartbeat", "WARN",
+       "Heartbeat failed for group {group}: generation id is not  current."),
+    _k("KP-HB-UNKNOWN", "heartbeat_failed_reset", "kp_heartbeat", "WARN",
+       "Heartbeat: local member_id was not recognized; this consumer needs to re-join"),
+    _k("KP-HB-FENCED", "heartbeat_failed_reset", "kp_heartbeat", "ERROR",
+       "Heartbeat failed for group {group} due to fenced id error: {instance}"),
+    _k("KP-POLL-TIMEOUT", "poll_timeout", "kp_heartbeat", "WARN",
+       "Consumer poll timeout has expired. This means the time between subsequent calls to "
+       "poll() was longer than the configured max_poll_interval_ms, which typically implies "
+       "that the poll loop is spending too much time processing messages. You can address this "
+       "either by increasing max_poll_interval_ms or by reducing the maximum size of batches "
+       "returned in poll() with max_poll_records."),
+    _k("KP-AUTO-COMMIT-FAIL", "offset_commit_failed", "kp_consumer", "WARN",
+       "Auto offset commit failed for group {group}: {error}"),
+]
+
 TEMPLATES: dict[str, LogTemplate] = {}
-for _entry in _ENTRIES + _GROUP_ENTRIES + _CLIENT_ENTRIES:
+for _entry in _ENTRIES + _GROUP_ENTRIES + _CLIENT_ENTRIES + _KAFKA_PYTHON_ENTRIES:
     if _entry.id in TEMPLATES:
         raise ValueError(f"duplicate log template id {_entry.id}")
     TEMPLATES[_entry.id] = _entry
