@@ -22,7 +22,7 @@ from .live import _events, group_transitions, member_transitions
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Segment", "Rebalance", "member_segments", "group_segments", "rebalances",
+__all__ = ["Segment", "Rebalance", "member_clients", "member_segments", "group_segments", "rebalances",
            "swimlanes", "rebalance_durations", "figure_svg", "MEMBER_COLOURS", "GROUP_COLOURS"]
 
 MEMBER_COLOURS = {
