@@ -118,7 +118,6 @@ EXTRA_EVENTS: dict[str, str] = {
     "static_member_rejected": "a static member's instance id is owned by another (N-STATIC-REJECT)",
     "group_converted": "a group was converted between classic and consumer (N-CONVERT)",
     # clients (older Java, KIP-848 Java, kafka-python, librdkafka)
-    "group_leader_elected": "this member was elected group leader (kafka-python, librdkafka)",
     "member_id_assigned": "the client got its member id (librdkafka MEMBERID, kafka-python)",
     "member_state_changed": "KIP-848 client member state machine step, or librdkafka join "
                             "state change; `state` is the new state",

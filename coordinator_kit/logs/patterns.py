@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -39,7 +40,7 @@ from .wordings import WORDINGS, Wording
 
 __all__ = ["SEP", "Classifier", "Alternative", "LAYOUTS", "LAYOUT_IDS", "LAYOUT_CLASSIFIER",
            "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "MessageEntry", "PLACEHOLDER_REGEX",
-           "LAYOUT_SLOTS", "MESSAGE_SLOTS", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
+           "LAYOUT_SLOTS", "MESSAGE_SLOTS", "message_entries", "message_classifier", "PREFIXES", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
            "BLANK_RE", "COORDINATION_LOGGER_RE", "CLIENT_LOGGER_RE", "CLIENT_LAYOUTS",
            "LEVEL_ALIASES", "JSON_KEYS", "EVENT_NAMES", "template_regex", "is_coordination_logger",
            "source_of", "normalise_level", "regex_escape"]
@@ -489,7 +490,6 @@ PLACEHOLDER_REGEX: dict[str, str] = {
     "epoch": _EPOCH,
     "duration_ms": f"(?P<duration_ms>{_NUM})",
     "ms": f"(?P<duration_ms>{_NUM})",
-    "members": _NUM,
     "static": _NUM,
     "records": _NUM,
     "bytes": _NUM,
@@ -574,31 +574,43 @@ class MessageEntry:
     origin: str = "kit"
 
 
-def _entries() -> list[MessageEntry]:
+def message_entries(templates: Iterable[LogTemplate] | None = None,
+                    wordings: Iterable[Wording] = WORDINGS) -> list[MessageEntry]:
+    """Catalogue templates, then foreign wordings, without duplicate wordings, in priority
+    order. `templates` defaults to the catalogue as it is now (new entries included)."""
     entries: list[MessageEntry] = []
-    seen: dict[str, str] = {}
-    for t in TEMPLATES.values():
+    for t in (TEMPLATES.values() if templates is None else templates):
         entries.append(MessageEntry(t.id, t.event, t.source, t.text))
-    for w in WORDINGS:
+    for w in wordings:
         entries.append(MessageEntry(w.id, w.event, w.source, w.text, w.versions, w.origin))
+    seen: dict[str, str] = {}
     out = []
     for e in entries:
-        rx = template_regex(e.id, e.text)
-        plain = _convert(rx, set())[0]
+        plain = _convert(template_regex(e.id, e.text), set())[0]
         if plain in seen:        # the same wording twice (a foreign one equal to the kit's)
             continue
         seen[plain] = e.id
         out.append(e)
-    # literal-led alternatives first (see _trie); stable otherwise
-    out.sort(key=lambda e: not _literal_prefix(_convert(template_regex(e.id, e.text),
-                                                        set())[0]))
+
+    # Priority when two wordings match one line: the one with more fixed text wins (it is the
+    # more specific: "joined group {g} with generation {n}" before "joined group {g} {n}").
+    # Alternatives that start with a placeholder go last (see _trie). Stable otherwise.
+    def literal_chars(e: MessageEntry) -> int:
+        return sum(len(lit) for lit, _, _, _ in string.Formatter().parse(e.text))
+
+    out.sort(key=lambda e: (not _literal_prefix(_convert(template_regex(e.id, e.text),
+                                                         set())[0]), -literal_chars(e)))
     return out
 
 
-MESSAGE_ENTRIES: tuple[MessageEntry, ...] = tuple(_entries())
-MESSAGE_CLASSIFIER = Classifier(
-    [Alternative(e.id, template_regex(e.id, e.text), prefix=True) for e in MESSAGE_ENTRIES],
-    MESSAGE_SLOTS, prefix_regex="(?:" + "|".join(_prefix_regex(p) for p in PREFIXES) + ")")
+def message_classifier(entries: Iterable[MessageEntry]) -> Classifier:
+    return Classifier([Alternative(e.id, template_regex(e.id, e.text), prefix=True)
+                       for e in entries], MESSAGE_SLOTS,
+                      prefix_regex="(?:" + "|".join(_prefix_regex(p) for p in PREFIXES) + ")")
+
+
+MESSAGE_ENTRIES: tuple[MessageEntry, ...] = tuple(message_entries())
+MESSAGE_CLASSIFIER = message_classifier(MESSAGE_ENTRIES)
 
 EVENT_NAMES: tuple[str, ...] = tuple(sorted({t.event for t in TEMPLATES.values()}
                                             | set(EXTRA_EVENTS)))

@@ -107,8 +107,9 @@ def get_session(master: str | None = None, *, remote: str | None = None,
         except ImportError as exc:
             raise ImportError(f"Spark Connect ({target.url}) needs PySpark's connect extras "
                               f"(pip install 'pyspark[connect]'): {exc}") from exc
-        for key, value in SESSION_CONF.items():
-            spark.conf.set(key, value)
+        for key, value in {**SESSION_CONF, **(config or {})}.items():
+            if key.startswith("spark.sql."):
+                spark.conf.set(key, value)
         return spark
 
     if target.kind == "local":
@@ -121,6 +122,7 @@ def get_session(master: str | None = None, *, remote: str | None = None,
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    for key, value in SESSION_CONF.items():      # an existing session gets them too
-        spark.conf.set(key, value)
+    for key, value in {**SESSION_CONF, **(config or {})}.items():   # an existing session too
+        if key.startswith("spark.sql."):            # runtime SQL settings only
+            spark.conf.set(key, value)
     return spark
