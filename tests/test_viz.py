@@ -71,6 +71,22 @@ def test_group_transitions_rebuilt_from_the_coordinator_log(second_joins):
     assert moves[-1].new.value == second_joins.group("group-1")["state"]
 
 
+def test_group_history_from_a_kafka_python_client_too():
+    """kafka-python's log lines carry the group as a field, not in a `groupId=` prefix, and
+    print the generation as `<Generation 1 (...)>`: the same history comes out."""
+    c = new_cluster(0)
+    c.add_consumer("consumer-1", client_style="kafka-python")
+    c.add_consumer("other", group_id="group-2")
+    c.run_for(10_000)
+    assert [t.new for t in live.group_transitions(c.trace, "group-1")][-2:] == [
+        G.COMPLETING_REBALANCE, G.STABLE]
+    assert [(r.generation, r.outcome) for r in plots.rebalances(c.trace, "group-1")] == [
+        (1, "Stable")]
+    dot = sequence.sequence_dot(c, group_id="group-1")
+    assert 'label="consumer-1"' in dot and 'label="other"' not in dot
+    assert 'label="JoinGroup response (generation 1)"' in dot
+
+
 def test_context_transitions_per_broker_after_a_move():
     c = run_scenario("coordinator-failover")
     tp = c.partition_of("group-1")

@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Transition", "member_transitions", "context_transitions", "group_transitions",
            "live_dot", "live_diagram", "member_dot", "group_dot", "context_dot",
-           "member_diagram", "group_diagram", "context_diagram", "client_group"]
+           "member_diagram", "group_diagram", "context_diagram", "client_group", "client_groups",
+           "generation_id"]
 
 _G = ClassicGroupState
 _GROUP_BY_NAME = {s.name: s for s in _G} | {s.value: s for s in _G}
@@ -91,11 +92,39 @@ def context_transitions(trace: Iterable[TraceEvent], partition: TopicPartition |
 
 
 def client_group(event: TraceEvent) -> str | None:
-    """The group id in a consumer log line's prefix (`[Consumer clientId=.., groupId=..]`)."""
-    if event.message is None:
-        return None
-    m = _CLIENT_GROUP.search(event.message)
-    return None if m is None else m.group(1)
+    """The group a consumer's event belongs to: the Java client's log prefix
+    (`[Consumer clientId=.., groupId=..]`) or, in kafka-python's wording, a `group` field."""
+    if event.message is not None:
+        m = _CLIENT_GROUP.search(event.message)
+        if m is not None:
+            return m.group(1)
+    group = event.fields.get("group")
+    return group if isinstance(group, str) else None
+
+
+def client_groups(events: Iterable[TraceEvent]) -> dict[str, str]:
+    """Consumer trace source (`client-<name>`) -> its group, from any event that names it."""
+    out: dict[str, str] = {}
+    for e in events:
+        if e.source.startswith("client-") and e.source not in out:
+            group = client_group(e)
+            if group is not None:
+                out[e.source] = group
+    return out
+
+
+_GENERATION = re.compile(r"(?:Generation |generationId=)(-?\d+)")
+
+
+def generation_id(value: Any) -> int | None:
+    """A generation id from a trace field: a `Generation`, an int, or its logged text."""
+    if isinstance(value, int):
+        return value
+    gid = getattr(value, "generation_id", None)
+    if isinstance(gid, int):
+        return gid
+    m = _GENERATION.search(str(value)) if value is not None else None
+    return None if m is None else int(m.group(1))
 
 
 def _group_state(value: Any) -> ClassicGroupState:
@@ -113,6 +142,7 @@ def group_transitions(trace: Iterable[TraceEvent], group_id: str) -> list[Transi
     out: list[Transition] = []
     state: ClassicGroupState | None = None
     generation: int | None = None
+    groups = client_groups(events)
 
     def move(e: TraceEvent, new: ClassicGroupState, derived: bool = False) -> None:
         nonlocal state
@@ -141,9 +171,8 @@ def group_transitions(trace: Iterable[TraceEvent], group_id: str) -> list[Transi
                 generation = f.get("generation", generation)
                 move(e, _G.DEAD)
         elif kind == "synced" and state is _G.COMPLETING_REBALANCE \
-                and client_group(e) == group_id:
-            gen = getattr(f.get("generation"), "generation_id", None)
-            if gen == generation:
+                and groups.get(e.source) == group_id:
+            if generation_id(f.get("generation")) == generation:
                 move(e, _G.STABLE, derived=True)
     return out
 

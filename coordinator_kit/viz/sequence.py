@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..trace import LogContext, TraceEvent
-from .live import _events, client_group
+from .live import _events, client_groups, generation_id
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -191,7 +191,7 @@ def _derived(events: list[TraceEvent]) -> list[Message]:
         elif e.kind == "join_sent":
             out.append(Message("JoinGroup", "request", client, broker, at, at))
         elif e.kind == "joined":
-            gen = getattr(e.fields.get("generation"), "generation_id", None)
+            gen = generation_id(e.fields.get("generation"))
             out.append(Message("JoinGroup", "response", client, broker, at, at, "NONE", gen))
             then = (e.ts, e.seq + 0.5)  # the SyncGroup goes out right after, in the same step
             out.append(Message("SyncGroup", "request", client, broker, then, then))
@@ -231,8 +231,8 @@ def sequence_dot(source: Any, *, start_ms: int | None = None, end_ms: int | None
         raise ValueError(f"unknown api(s) {unknown}; choose from {sorted(API_COLOURS)}")
     in_group: set[str] | None = None
     if group_id is not None:
-        in_group = {e.source[len("client-"):] for e in events
-                    if e.source.startswith("client-") and client_group(e) == group_id}
+        in_group = {source[len("client-"):] for source, group in client_groups(events).items()
+                    if group == group_id}
     chosen = [m for m in found if m.api in apis
               and (start_ms is None or m.start[0] >= start_ms)
               and (end_ms is None or m.start[0] <= end_ms)
