@@ -409,3 +409,38 @@ def test_deterministic_processor_order_is_reproducible_for_a_seed():
 
     assert run(7) == run(7)
     assert len({tuple(run(seed)) for seed in range(6)}) > 1
+
+
+def test_max_events_per_step_runs_events_back_to_back_only_while_nothing_else_is_due():
+    """`max_events_per_step` > 1 (or None) groups events into fewer steps; the events, their order
+    and the callbacks between them stay those of one event per step."""
+    def run(per_step):
+        sched = Scheduler()
+        proc = DeterministicEventProcessor(sched, seed=5, max_events_per_step=per_step)
+        journal: list = []
+
+        def spawn(ev):  # an event that schedules a callback due now and enqueues another event
+            sched.call_soon(lambda: journal.append(("timer", ev.label)))
+            proc.enqueue_last(Ev(ev.key, f"{ev.label}-child", journal=journal))
+
+        for i in range(12):
+            proc.enqueue_last(Ev(f"tp-{i % 3}", i, action=spawn if i % 5 == 0 else None,
+                                 journal=journal))
+        sched.call_later(0, lambda: journal.append(("timer", "early")))
+        steps = 0
+        while sched.step():
+            steps += 1
+        return journal, steps, proc.events_run
+
+    one, steps_one, ran_one = run(1)
+    for per_step in (2, 3, None):
+        journal, steps, ran = run(per_step)
+        assert journal == one and ran == ran_one
+        assert steps < steps_one
+    assert run(3)[1] >= ran_one // 3
+
+
+def test_max_events_per_step_refuses_anything_but_a_positive_int_or_none():
+    for bad in (0, -1, True, 1.5, "2"):
+        with pytest.raises(ValueError, match="max_events_per_step must be an int >= 1 or None"):
+            DeterministicEventProcessor(Scheduler(), max_events_per_step=bad)

@@ -71,6 +71,7 @@ class EventAccumulator:
             self.add_first = self._add_first  # type: ignore[method-assign]
             self.poll = self._poll_unlocked  # type: ignore[method-assign]
             self.done = self._done  # type: ignore[method-assign]
+            self.done_and_poll = self._done_and_poll  # type: ignore[method-assign]
 
     # -- producers ------------------------------------------------------------------------------
 
@@ -172,6 +173,30 @@ class EventAccumulator:
                 self._cond.notify()
         if self._idle_waiters and self._size == 0 and not self._inflight:
             self._idle.notify_all()
+
+    def done_and_poll(self, event: Any) -> Any | None:
+        """`done(event)`, then `poll(0.0)`: how a processor thread goes on to its next event."""
+        with self._lock:
+            return self._done_and_poll(event)
+
+    def _done_and_poll(self, event: Any) -> Any | None:
+        key = event.key
+        queue = self._queues.get(key)
+        if queue is not None and not self._available and not self._pollers and \
+                self._getrandbits is not None:
+            # The finished key would be the only one available, so `poll` would draw
+            # `_randbelow(1)` and hand out the head of this same queue: do just that (the same
+            # draws, the same event); the key stays in flight.
+            getrandbits = self._getrandbits
+            while getrandbits(1):
+                pass
+            event = queue.popleft()
+            if not queue:
+                del self._queues[key]
+            self._size -= 1
+            return event
+        self._done(event)
+        return self._take() if self._available else None
 
     def wait_idle(self, timeout_s: float | None = None) -> bool:
         """Block until nothing is queued or in flight; True when idle."""

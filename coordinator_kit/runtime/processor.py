@@ -123,48 +123,44 @@ class DeterministicEventProcessor(EventProcessor):
             self._handle = self.scheduler.call_soon(self._run_one, name="event-processor")
 
     def _run_one(self) -> None:
+        """One scheduler step: run the next event, then, unless the step is limited to one,
+        the events that would run next anyway (see the class doc)."""
         self._handle = None
         accumulator = self.accumulator
         event = accumulator.poll(0.0)
         if event is not None:
-            self.events_run += 1
-            self._run(event, self.thread_name)
-            if self.max_events_per_step != 1:
-                self._run_more(accumulator)
+            limit = self.max_events_per_step
+            scheduler = self.scheduler
+            heap = scheduler._heap
+            thread = self.thread_name
+            ran = 0
+            while True:
+                self.events_run += 1
+                ran += 1
+                log = self.log
+                if log is not None and log.trace.threshold <= _DEBUG:  # P-EXEC: a DEBUG line
+                    self._thread_log(log, thread).log("P-EXEC", event=event)
+                try:
+                    event.run()
+                except BaseException as exc:  # an event must never kill the processor
+                    try:
+                        event.complete(exc)
+                    except BaseException:
+                        accumulator.done(event)
+                        raise
+                # With one event per step, the next one waits for the next step, behind every
+                # callback already due now. So it may run at once exactly when no callback is due
+                # at or before now and the event did not wake the processor (a wake schedules
+                # the next step where it has to be among what the event scheduled after it).
+                if ran == limit or self._handle is not None or \
+                        (heap and heap[0][0] <= scheduler._now):
+                    accumulator.done(event)
+                    break
+                event = accumulator.done_and_poll(event)
+                if event is None:
+                    break
         if accumulator._size > 0:  # accumulator.size()
             self._wake()
-
-    def _run_more(self, accumulator: EventAccumulator) -> None:
-        """Keep taking events while the next one would run next anyway (see the class doc).
-
-        After an event, one step per event would schedule the next step now, behind every
-        callback already due now. So the next event may run at once exactly when no callback is
-        due at or before now and the event did not wake the processor (a wake schedules the
-        next step at the position it has to keep among what the event scheduled after it).
-        """
-        scheduler = self.scheduler
-        heap = scheduler._heap
-        limit = self.max_events_per_step
-        ran = 1
-        poll = accumulator.poll
-        done = accumulator.done
-        while accumulator._size > 0 and self._handle is None and \
-                (limit is None or ran < limit) and not (heap and heap[0][0] <= scheduler._now):
-            event = poll(0.0)
-            if event is None:
-                return
-            self.events_run += 1
-            ran += 1
-            # self._run(event, self.thread_name), written out
-            log = self.log
-            if log is not None and log.trace.threshold <= _DEBUG:  # P-EXEC is a DEBUG line
-                self._thread_log(log, self.thread_name).log("P-EXEC", event=event)
-            try:
-                event.run()
-            except BaseException as exc:  # an event must never kill the processor
-                event.complete(exc)
-            finally:
-                done(event)
 
     def close(self) -> None:
         self.accumulator.close()
