@@ -122,3 +122,19 @@ def test_election_truncates_uncommitted_records_on_followers_and_keeps_committed
                "starts at leader epoch 1 from offset 1" in ln and
                "Previous leader Some(0) and previous leader epoch was 0." in ln
                for ln in sb.log_lines())
+
+
+def test_a_record_measured_once_has_its_v2_size_at_every_offset_delta():
+    """The runtime measures a record once (`record_body_size`) and sizes it at its offset delta
+    in the batch (`record_size_from_body`); both must agree with the v2 record layout."""
+    from coordinator_kit.runtime.partition import (record_body_size, record_size_from_body,
+                                                   record_size_in_bytes)
+    lengths = [0, 1, 62, 63, 64, 65, 127, 128, 8190, 8191, 8192, 8193, 20_000, 1_100_000]
+    deltas = [0, 1, 63, 64, 65, 8191, 8192, 8193, 70_000, 2**31 - 1]
+    for n in lengths:
+        key = b"k" * n
+        for value in (None, b"", b"v" * n, b"v" * (n // 2 + 70)):
+            body = record_body_size(key, value)
+            for delta in deltas:
+                assert record_size_from_body(body, delta) == \
+                    record_size_in_bytes(delta, key, value), (n, value and len(value), delta)

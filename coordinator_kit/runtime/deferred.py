@@ -8,6 +8,7 @@ for requests that arrive while a coordinator loads: those fail with COORDINATOR_
 from __future__ import annotations
 
 from collections import deque
+from itertools import repeat
 from typing import Any
 
 from ..logs.layout import level_number
@@ -21,67 +22,76 @@ _DEBUG = level_number("DEBUG")
 class DeferredEventQueue:
     def __init__(self, log: LogContext) -> None:
         self.log = log
-        # Offsets only ever grow, so an ordered deque of (offset, [events]) acts as a TreeMap.
-        self._pending: deque[tuple[int, list[Any]]] = deque()
+        # Kafka keeps a TreeMap of offset -> events. Offsets only ever grow here, so two
+        # parallel deques in arrival order do the same: the offset each event waits for, and
+        # the event. Parking a write allocates nothing (no list or pair per offset), and the
+        # ints are not tracked by the cyclic garbage collector.
+        self._offsets: deque[int] = deque()
+        self._events: deque[Any] = deque()
 
     def add(self, offset: int, event: Any) -> None:
-        if self._pending:
-            last_offset, events = self._pending[-1]
-            if offset < last_offset:
-                raise ValueError(f"There is already a deferred event with offset {last_offset}. "
-                                 f"We should not add one with an offset of {offset} which is "
-                                 f"lower than that.")
-            if offset == last_offset:
-                events.append(event)
-                return
-        self._pending.append((offset, [event]))
+        offsets = self._offsets
+        if offsets and offset < offsets[-1]:
+            self._refuse(offset)
+        offsets.append(offset)
+        self._events.append(event)
 
     def add_all(self, offset: int, events: list[Any]) -> None:
         """`add(offset, event)` for each event in order (a flushed batch parks its writes)."""
         if not events:
             return
-        pending = self._pending
-        if pending:
-            last_offset, parked = pending[-1]
-            if offset < last_offset:
-                self.add(offset, events[0])  # raises, as the first add would
-            if offset == last_offset:
-                parked.extend(events)
-                return
-        pending.append((offset, list(events)))
+        offsets = self._offsets
+        if offsets and offset < offsets[-1]:
+            self._refuse(offset)
+        offsets.extend(repeat(offset, len(events)))
+        self._events.extend(events)
+
+    def _refuse(self, offset: int) -> None:
+        last_offset = self._offsets[-1]
+        raise ValueError(f"There is already a deferred event with offset {last_offset}. "
+                         f"We should not add one with an offset of {offset} which is "
+                         f"lower than that.")
 
     def complete_up_to(self, offset: int) -> int:
         """Complete every event parked at an offset <= `offset`, lowest first."""
         n = 0
-        pending = self._pending
+        offsets, events = self._offsets, self._events
         log = self.log
-        while pending and pending[0][0] <= offset:
-            _, events = pending.popleft()
-            for event in events:
-                if log.trace.threshold <= _DEBUG:  # D-COMPLETE is a DEBUG line
-                    log.log("D-COMPLETE", offset=offset, event=event)
-                event.complete(None)
-                n += 1
+        debug = log.trace.threshold <= _DEBUG  # D-COMPLETE is a DEBUG line
+        while offsets and offsets[0] <= offset:
+            offsets.popleft()
+            event = events.popleft()
+            if debug:
+                log.log("D-COMPLETE", offset=offset, event=event)
+            event.complete(None)
+            n += 1
         return n
 
     def fail_all(self, exc: BaseException) -> int:
         n = 0
         name = getattr(exc, "error", None)
         label = name.value.exception if name is not None else type(exc).__name__
-        while self._pending:
-            _, events = self._pending.popleft()
-            for event in events:
-                self.log.log("D-FAIL", exception=label, event=event)
-                event.complete(exc)
-                n += 1
+        offsets, events = self._offsets, self._events
+        while events:
+            offsets.popleft()
+            event = events.popleft()
+            self.log.log("D-FAIL", exception=label, event=event)
+            event.complete(exc)
+            n += 1
         return n
 
     def highest_pending_offset(self) -> int:
-        return self._pending[-1][0] if self._pending else -1
+        return self._offsets[-1] if self._offsets else -1
 
     def pending(self) -> list[tuple[int, list[Any]]]:
-        """(offset, events) pairs still waiting, for inspection."""
-        return [(o, list(e)) for o, e in self._pending]
+        """(offset, events) pairs still waiting, lowest offset first, for inspection."""
+        out: list[tuple[int, list[Any]]] = []
+        for offset, event in zip(self._offsets, self._events):
+            if out and out[-1][0] == offset:
+                out[-1][1].append(event)
+            else:
+                out.append((offset, [event]))
+        return out
 
     def __len__(self) -> int:
-        return sum(len(e) for _, e in self._pending)
+        return len(self._events)

@@ -28,50 +28,67 @@ class FutureNotDone(RuntimeError):
 
 
 class CoordinatorFuture(Generic[T]):
-    __slots__ = ("name", "_state", "_value", "_exc", "_callbacks", "_cond")
+    __slots__ = ("name", "_state", "_value", "_callbacks", "_cond")
 
     def __init__(self, name: str = "") -> None:
         self.name = name
         self._state = _PENDING
-        self._value: Any = None
-        self._exc: BaseException | None = None
+        self._value: Any = None  # the result, or the exception of a failed future
         # Both made on first use: most futures complete on virtual time, with no callback and
         # nobody waiting.
         self._callbacks: list[Callable[[CoordinatorFuture[T]], None]] | None = None
         self._cond: threading.Condition | None = None
 
     def done(self) -> bool:
-        return self._state != _PENDING
+        return self._state is not _PENDING
 
     def failed(self) -> bool:
-        return self._state == _FAILED
+        return self._state is _FAILED
 
     def complete(self, value: T) -> bool:
         """Complete with a value; False (and no change) when already completed."""
-        return self._finish(_DONE, value, None)
+        with _LOCK:
+            if self._state is not _PENDING:
+                return False
+            self._state = _DONE
+            self._value = value
+            callbacks = self._callbacks
+            cond = self._cond
+            if callbacks is not None:
+                self._callbacks = None
+        if cond is not None or callbacks:
+            self._notify(cond, callbacks)
+        return True
 
     def complete_exceptionally(self, exc: BaseException) -> bool:
-        return self._finish(_FAILED, None, exc)
-
-    def _finish(self, state: str, value: Any, exc: BaseException | None) -> bool:
+        """Fail with `exc`; False (and no change) when already completed."""
         with _LOCK:
-            if self._state != _PENDING:
+            if self._state is not _PENDING:
                 return False
-            self._state, self._value, self._exc = state, value, exc
-            callbacks, self._callbacks = self._callbacks, None
+            self._state = _FAILED
+            self._value = exc
+            callbacks = self._callbacks
             cond = self._cond
+            if callbacks is not None:
+                self._callbacks = None
+        if cond is not None or callbacks:
+            self._notify(cond, callbacks)
+        return True
+
+    def _notify(self, cond: threading.Condition | None,
+                callbacks: list[Callable[[CoordinatorFuture[T]], None]] | None) -> None:
+        """Wake the waiters, then run the callbacks (outside the lock, in the order added)."""
         if cond is not None:
             with cond:
                 cond.notify_all()
         if callbacks:
             for callback in callbacks:
                 callback(self)
-        return True
 
     def add_done_callback(self, callback: Callable[[CoordinatorFuture[T]], None]) -> None:
         """Run `callback(self)` on completion (at once if already complete)."""
         with _LOCK:
-            if self._state == _PENDING:
+            if self._state is _PENDING:
                 if self._callbacks is None:
                     self._callbacks = []
                 self._callbacks.append(callback)
@@ -80,17 +97,17 @@ class CoordinatorFuture(Generic[T]):
 
     def result(self) -> T:
         """The value; raises the failure, or `FutureNotDone` while pending."""
-        if self._state == _PENDING:
+        if self._state is not _DONE:
+            if self._state is _FAILED:
+                raise self._value
             raise FutureNotDone(f"future {self.name!r} is still pending; run the scheduler (or "
                                 f"wait(timeout) with a threaded processor) until it completes")
-        if self._exc is not None:
-            raise self._exc
         return self._value
 
     def exception(self) -> BaseException | None:
-        if self._state == _PENDING:
+        if self._state is _PENDING:
             raise FutureNotDone(f"future {self.name!r} is still pending")
-        return self._exc
+        return self._value if self._state is _FAILED else None
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block the calling thread until completion (real threads only); True when done."""
@@ -101,14 +118,14 @@ class CoordinatorFuture(Generic[T]):
         # `_finish` sets the state before it looks for the condition, and `wait_for` checks the
         # state under the condition first, so a completion is never missed.
         with cond:
-            return cond.wait_for(lambda: self._state != _PENDING, timeout_s)
+            return cond.wait_for(lambda: self._state is not _PENDING, timeout_s)
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
-        if self._state == _PENDING:
+        if self._state is _PENDING:
             return f"<CoordinatorFuture{label} pending>"
-        if self._exc is not None:
-            err = getattr(self._exc, "error", None)
-            what = err.name if err is not None else type(self._exc).__name__
+        if self._state is _FAILED:
+            err = getattr(self._value, "error", None)
+            what = err.name if err is not None else type(self._value).__name__
             return f"<CoordinatorFuture{label} failed: {what}>"
         return f"<CoordinatorFuture{label} done: {self._value!r}>"

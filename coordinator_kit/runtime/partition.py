@@ -67,18 +67,21 @@ def record_size_in_bytes(offset_delta: int, key: bytes, value: bytes | None) -> 
 
 def record_body_size(key: bytes, value: bytes | None) -> int:
     """The part of a record's body that does not depend on its offset delta (see below)."""
+    # attributes, timestamp delta and headers count (1 byte each) + key length varint + key
     n = len(key)
-    body = 3 + (1 if n < 64 else _varint_size(n)) + n
+    body = n + (4 if n < 64 else 3 + _varint_size(n))
     if value is None:
-        return body + 1
+        return body + 1  # value length -1
     n = len(value)
-    return body + (1 if n < 64 else _varint_size(n)) + n
+    return body + n + (1 if n < 64 else _varint_size(n))
 
 
 def record_size_from_body(body_size: int, offset_delta: int) -> int:
     """`record_size_in_bytes(offset_delta, key, value)` from `record_body_size(key, value)`."""
-    body = body_size + (1 if 0 <= offset_delta < 64 else _varint_size(offset_delta))
-    return body + (1 if body < 64 else _varint_size(body))
+    # a zig-zag varint takes 1 byte for [-64, 63] and 2 bytes for [-8192, 8191]
+    body = body_size + (1 if 0 <= offset_delta < 64 else
+                        2 if -8192 <= offset_delta < 8192 else _varint_size(offset_delta))
+    return body + (1 if body < 64 else 2 if body < 8192 else _varint_size(body))
 
 
 @dataclass(frozen=True)
@@ -620,7 +623,8 @@ class PartitionWriter:
         return p
 
     def max_message_bytes(self, tp: TopicPartition) -> int:
-        return self._partition(tp).max_message_bytes
+        p = self.partitions.get(tp)
+        return (p if p is not None else self._partition(tp)).max_message_bytes
 
     def register_listener(self, tp: TopicPartition, listener: HighWatermarkListener) -> None:
         self._partition(tp).register_listener(self.broker_id, listener)

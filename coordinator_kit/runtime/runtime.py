@@ -18,7 +18,8 @@ FAILED, CLOSED or unknown fails with NOT_COORDINATOR. Nothing is queued until lo
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from operator import attrgetter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Generic, TypeVar
@@ -282,9 +283,11 @@ class CoordinatorContext:
 
     # -- writes --------------------------------------------------------------------------------
 
-    def append(self, producer_id: int, producer_epoch: int, records: list[Any], replay: bool,
-               is_atomic: bool, event: _WriteEvent[Any]) -> None:
-        if self.state is not CoordinatorState.ACTIVE:
+    def append(self, producer_id: int, producer_epoch: int, records: Sequence[Any],
+               replay: bool, is_atomic: bool, event: _WriteEvent[Any]) -> None:
+        """Spec §1.5 step 2: park a write without records, or replay its records into the open
+        batch (allocating one first) and attach the write to it; then flush if due (§1.9)."""
+        if self.state is not _A:
             raise RuntimeError("Coordinator must be active to append records")
         coordinator = self.coordinator
         assert coordinator is not None
@@ -298,52 +301,49 @@ class CoordinatorContext:
             return
 
         rt = self.runtime
-        now = rt.scheduler.now
+        now = rt.scheduler._now
         if producer_id != NO_PRODUCER_ID:
             is_atomic = True
             self.flush_current_batch()
-        if self.batch is None:
-            self._maybe_allocate_batch(producer_id, producer_epoch, now)
         batch = self.batch
-        assert batch is not None
-        if len(records) == 1:
-            self._append_one(records[0], producer_id, producer_epoch, replay, is_atomic, event,
-                             batch, now)
-            return
-        serialize = rt.serde.serialize
-        serialized = [serialize(r) for r in records]
+        if batch is None:
+            batch = self._allocate_batch(producer_id, producer_epoch, now)
 
-        # Each record is measured once: its size without the offset delta varint, from which
-        # its size at any offset delta follows (Kafka's estimate puts the records at deltas
-        # 0..n-1; in the batch they go at their own delta).
-        bodies = [record_body_size(k, v) for k, v in serialized]
+        # Serialise and measure every record once, before anything is replayed: its size
+        # without the offset delta varint, from which its size at any delta follows. Kafka's
+        # estimate of an atomic write puts its records at deltas 0..n-1.
+        serialize = rt.serde.serialize
+        measured = []
+        estimated = RECORD_BATCH_OVERHEAD
+        for record in records:
+            key, value = serialize(record)
+            body = record_body_size(key, value)
+            estimated += record_size_from_body(body, len(measured))
+            measured.append((record, key, value, body))
         if is_atomic:
-            estimated = RECORD_BATCH_OVERHEAD
-            for i, body in enumerate(bodies):
-                estimated += record_size_from_body(body, i)
             if estimated > batch.max_batch_size:
                 raise Errors.MESSAGE_TOO_LARGE.exception(
                     f"Message batch size is {estimated} bytes in append to partition {self.tp} "
                     f"which exceeds the maximum configured size of {batch.max_batch_size}.")
             if not batch.has_room_for(estimated - RECORD_BATCH_OVERHEAD):
                 self.flush_current_batch()
-                self._maybe_allocate_batch(producer_id, producer_epoch, now)
-                batch = self.batch
-                assert batch is not None
+                batch = self._allocate_batch(producer_id, producer_epoch, now)
 
-        for record, (key, value), body in zip(records, serialized, bodies):
-            size = record_size_from_body(body, batch.next_offset - batch.base_offset)
+        for record, key, value, body in measured:
+            offset = batch.next_offset
+            size = record_size_from_body(body, offset - batch.base_offset)
             if not is_atomic and not batch.has_room_for(size):
+                # Non-atomic: the records may span batches.
                 self.flush_current_batch()
-                self._maybe_allocate_batch(producer_id, producer_epoch, now)
-                batch = self.batch
-                assert batch is not None
+                batch = self._allocate_batch(producer_id, producer_epoch, now)
+                offset = batch.next_offset
+                size = record_size_from_body(body, 0)
             try:
                 if replay:
-                    coordinator.replay(batch.next_offset, producer_id, producer_epoch, record)
+                    coordinator.replay(offset, producer_id, producer_epoch, record)
                 batch.records.append((key, value))
                 batch.size += size
-                batch.next_offset += 1
+                batch.next_offset = offset + 1
             except Exception as exc:
                 rt.log.log("R-REPLAY-FAIL", record=record, tp=self.tp, error=str(exc))
                 batch.deferred_events.append(event)
@@ -351,58 +351,16 @@ class CoordinatorContext:
                 return
 
         batch.deferred_events.append(event)
+        # maybeFlushCurrentBatch(now), Kafka's condition as written (§1.9): at linger 0 every
+        # write flushes; with a linger, only the linger timer (or a full batch) does.
         if batch.producer_id != NO_PRODUCER_ID or \
                 (batch.append_time_ms - now) >= rt.config.append_linger_ms:
-            self.flush_current_batch()  # as _maybe_flush_current_batch(now)
-
-    def _append_one(self, record: Any, producer_id: int, producer_epoch: int, replay: bool,
-                    is_atomic: bool, event: _WriteEvent[Any], batch: _Batch, now: int) -> None:
-        """`append` for a single record (most writes): the same steps, without the loops."""
-        rt = self.runtime
-        key, value = rt.serde.serialize(record)
-        body = record_body_size(key, value)
-        if is_atomic:
-            estimated_record = record_size_from_body(body, 0)
-            estimated = RECORD_BATCH_OVERHEAD + estimated_record
-            if estimated > batch.max_batch_size:
-                raise Errors.MESSAGE_TOO_LARGE.exception(
-                    f"Message batch size is {estimated} bytes in append to partition {self.tp} "
-                    f"which exceeds the maximum configured size of {batch.max_batch_size}.")
-            if not batch.has_room_for(estimated_record):
-                self.flush_current_batch()
-                self._maybe_allocate_batch(producer_id, producer_epoch, now)
-                batch = self.batch  # type: ignore[assignment]
-                assert batch is not None
-        offset = batch.next_offset
-        size = record_size_from_body(body, offset - batch.base_offset)
-        if not is_atomic and not batch.has_room_for(size):
             self.flush_current_batch()
-            self._maybe_allocate_batch(producer_id, producer_epoch, now)
-            batch = self.batch  # type: ignore[assignment]
-            assert batch is not None
-            offset = batch.next_offset
-        try:
-            if replay:
-                self.coordinator.replay(offset, producer_id,  # type: ignore[union-attr]
-                                        producer_epoch, record)
-            batch.records.append((key, value))
-            batch.size += size
-            batch.next_offset += 1
-        except Exception as exc:
-            rt.log.log("R-REPLAY-FAIL", record=record, tp=self.tp, error=str(exc))
-            batch.deferred_events.append(event)
-            self.fail_current_batch(exc)
-            return
-        batch.deferred_events.append(event)
-        if batch.producer_id != NO_PRODUCER_ID or \
-                (batch.append_time_ms - now) >= rt.config.append_linger_ms:
-            self.flush_current_batch()  # as _maybe_flush_current_batch(now)
 
-    def _maybe_allocate_batch(self, producer_id: int, producer_epoch: int, now: int) -> None:
-        if self.batch is not None:
-            return
+    def _allocate_batch(self, producer_id: int, producer_epoch: int, now: int) -> _Batch:
+        """Open a batch at the last written offset, with its linger timer (§1.9)."""
         rt = self.runtime
-        assert self.coordinator is not None
+        assert self.coordinator is not None and self.batch is None
         batch = _Batch(self.coordinator.last_written_offset, now,
                        rt.writer.max_message_bytes(self.tp), producer_id, producer_epoch)
         linger = rt.config.append_linger_ms
@@ -410,6 +368,7 @@ class CoordinatorContext:
             batch.linger = rt.scheduler.call_later(linger, self._linger_expired, batch,
                                                    name=f"linger {self.tp}")
         self.batch = batch
+        return batch
 
     def _linger_expired(self, batch: _Batch) -> None:
         rt, tp = self.runtime, self.tp
@@ -424,12 +383,6 @@ class CoordinatorContext:
         except KafkaError:
             pass
 
-    def _maybe_flush_current_batch(self, now: int) -> None:
-        batch = self.batch
-        if batch is not None and (batch.producer_id != NO_PRODUCER_ID or
-                                  (batch.append_time_ms - now) >= self.runtime.config.append_linger_ms):
-            self.flush_current_batch()
-
     def flush_current_batch(self) -> None:
         batch = self.batch
         if batch is None:
@@ -440,9 +393,8 @@ class CoordinatorContext:
         try:
             # batch.size is the batch's size in the log (each record measured at its offset
             # delta), so the partition need not measure the records again.
-            offset = rt.writer.append(self.tp, batch.records, producer_id=batch.producer_id,
-                                      producer_epoch=batch.producer_epoch,
-                                      size_in_bytes=batch.size)
+            offset = rt.writer.append(self.tp, batch.records, batch.producer_id,
+                                      batch.producer_epoch, None, batch.size)
             coordinator.update_last_written_offset(offset)
             if offset != batch.next_offset:
                 rt.log.log("R-OUT-OF-SYNC", tp=self.tp, offset=offset, expected=batch.next_offset)
@@ -481,9 +433,10 @@ class CoordinatorContext:
 
 _IN_LANE: Any = object()  # a write's `_timeout` while its timeout waits in the runtime's lane
 
-
-def _timeout_live(event: _WriteEvent[Any]) -> bool:
-    return event._timeout is _IN_LANE
+# `live(item)` of the runtime's timeout lane: a write's timeout stands while its `_timeout` is
+# `_IN_LANE` (truthy); completing the write sets it to None. An attrgetter runs in C, where a
+# Python function would add a frame for each write the lane looks at (two per write).
+_timeout_live = attrgetter("_timeout")
 
 
 def _timeout_disarm(event: _WriteEvent[Any]) -> None:
@@ -496,8 +449,7 @@ def _timeout_name(event: _WriteEvent[Any]) -> str:
 
 
 class _WriteEvent(Generic[T]):
-    __slots__ = ("runtime", "key", "name", "op", "future", "timeout_ms", "result",
-                 "_timeout", "created_ms")
+    __slots__ = ("runtime", "key", "name", "op", "future", "timeout_ms", "result", "_timeout")
 
     def __init__(self, runtime: CoordinatorRuntime[Any], name: str, tp: TopicPartition,
                  op: Callable[[Any], CoordinatorResult[T]], timeout_ms: int) -> None:
@@ -508,27 +460,26 @@ class _WriteEvent(Generic[T]):
         self.future: CoordinatorFuture[T] = CoordinatorFuture(name)
         self.timeout_ms = timeout_ms
         self.result: CoordinatorResult[T] | None = None
-        self._timeout: TimerHandle | None = None
-        self.created_ms = runtime.scheduler._now  # .now
+        self._timeout: Any = None  # None, _IN_LANE or a TimerHandle
 
     def run(self) -> None:
         rt = self.runtime
         try:
-            # rt._with_active_context_or_throw(self.key, body), written out: no closure per write
+            # rt._with_active_context_or_throw(self.key, ...), written out: no closure per write
             ctx = rt._contexts.get(self.key)
-            if ctx is None:
-                raise Errors.NOT_COORDINATOR.exception()
-            if ctx.state is not _A:
-                if ctx.state is _L:
-                    raise Errors.COORDINATOR_LOAD_IN_PROGRESS.exception()
-                raise Errors.NOT_COORDINATOR.exception()
+            if ctx is None or ctx.state is not _A:
+                raise _inactive_error(ctx)
             assert ctx.coordinator is not None
             self.result = result = self.op(ctx.coordinator.shard)
-            if not isinstance(result, CoordinatorResult):
+            if result.__class__ is not CoordinatorResult and \
+                    not isinstance(result, CoordinatorResult):
                 raise TypeError(f"write operation {self.name!r} must return a "
                                 f"CoordinatorResult, got {type(result).__name__}")
-            ctx.append(NO_PRODUCER_ID, -1, list(result.records), result.replay_records,
-                       result.is_atomic, self)
+            records = result.records
+            if records.__class__ is not list:
+                records = list(records)
+            ctx.append(NO_PRODUCER_ID, -1, records, result.replay_records, result.is_atomic,
+                       self)
             if not self.future.done():
                 # The write times out `timeout_ms` from now unless it completes first: in the
                 # runtime's timeout lane (a TimerLane: same firing order and pending() view as
@@ -543,15 +494,18 @@ class _WriteEvent(Generic[T]):
             self.complete(exc)
 
     def complete(self, exc: BaseException | None) -> None:
+        """Complete the append future (if any), then the response future (§1.5)."""
         result = self.result
-        append_future = result.append_future if result is not None else None
         if exc is None:
-            if append_future is not None:
-                append_future.complete(None)
-            self.future.complete(result.response if result is not None else None)
+            if result is None:
+                self.future.complete(None)
+            else:
+                if result.append_future is not None:
+                    result.append_future.complete(None)
+                self.future.complete(result.response)
         else:
-            if append_future is not None:
-                append_future.complete_exceptionally(exc)
+            if result is not None and result.append_future is not None:
+                result.append_future.complete_exceptionally(exc)
             self.future.complete_exceptionally(exc)
         timeout = self._timeout
         if timeout is not None:
@@ -563,6 +517,13 @@ class _WriteEvent(Generic[T]):
         return f"CoordinatorWriteEvent(name={self.name})"
 
     __repr__ = __str__
+
+
+def _inactive_error(ctx: CoordinatorContext | None) -> KafkaError:
+    """The error for an operation on a context that is not ACTIVE (spec §1.2)."""
+    if ctx is not None and ctx.state is _L:
+        return Errors.COORDINATOR_LOAD_IN_PROGRESS.exception()
+    return Errors.NOT_COORDINATOR.exception()
 
 
 class _ReadEvent(Generic[T]):
