@@ -273,12 +273,18 @@ class Cluster:
         """Close a consumer and start a new process with the same configuration `down_ms` later.
 
         A static member (group.instance.id) sends no LeaveGroup on close and rejoins under the
-        same instance id; a dynamic one leaves, then joins as a new member.
+        same instance id; a dynamic one leaves, then joins as a new member. A crashed (or
+        already closed) consumer is not closed again: its new process just starts.
         """
         old = self.consumer(name)
-        old.close()
+        if isinstance(down_ms, bool) or not isinstance(down_ms, int) or down_ms < 0:
+            raise ValueError(f"down_ms must be a whole number of milliseconds >= 0, got "
+                             f"{down_ms!r}")
+        if not old.crashed and not old.closed:
+            old.close()  # a crashed or closed process is simply started again
         new = Consumer(self, old.config, old.topics, processing_ms=old.processing_ms)
         self.consumers[name] = new
+        new.starts_at = self.scheduler.now + down_ms
         self.scheduler.call_later(down_ms, new.start, name=f"restart {name}")
         return new
 
@@ -334,16 +340,31 @@ class Cluster:
         self.brokers[to_broker].service.on_elected(tp, epoch)
         return epoch
 
+    def _offsets_partition(self, partition: int) -> TopicPartition:
+        tp = next((t for t in self.partitions if t.partition == partition), None)
+        if tp is None:
+            raise ValueError(f"no partition __consumer_offsets-{partition!r}; the offsets topic "
+                             f"has partitions 0..{len(self.partitions) - 1} "
+                             f"(cluster.partition_of(group_id) names a group's)")
+        return tp
+
+    def _broker(self, broker: int) -> Broker:
+        if broker not in self.brokers:
+            raise ValueError(f"no broker {broker!r}; the cluster has brokers "
+                             f"{sorted(self.brokers)}")
+        return self.brokers[broker]
+
     def fail_next_load(self, partition: int, broker: int) -> None:
-        tp = TopicPartition.offsets(partition)
-        self.brokers[broker].runtime.loader.fail_next_load(tp)
+        tp = self._offsets_partition(partition)
+        self._broker(broker).runtime.loader.fail_next_load(tp)
 
     def fail_next_append(self, partition: int, error: Errors = Errors.KAFKA_STORAGE_ERROR
                          ) -> None:
-        self.partitions[TopicPartition.offsets(partition)].fail_next_append(error)
+        self.partitions[self._offsets_partition(partition)].fail_next_append(error)
 
     def stall_replica(self, partition: int, broker: int, stalled: bool = True) -> None:
-        p = self.partitions[TopicPartition.offsets(partition)]
+        p = self.partitions[self._offsets_partition(partition)]
+        self._broker(broker)
         (p.stall_replica if stalled else p.resume_replica)(broker)
 
     # -- time ----------------------------------------------------------------------------------

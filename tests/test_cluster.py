@@ -308,3 +308,214 @@ def test_monitor_reports_a_double_owner():
     monitor = InvariantMonitor(cluster)
     monitor.check()
     assert monitor.violations and monitor.violations[0].invariant == "single owner"
+
+
+# -- issue 3's list, the remaining points ------------------------------------------------------
+
+def test_more_misuse_is_refused_with_what_to_do_instead():
+    cluster = Cluster()
+    cluster.add_consumer("a")
+    cluster.run_for(100)
+    with pytest.raises(ValueError, match=r"no partition __consumer_offsets-9; the offsets topic "
+                                         r"has partitions 0\.\.2"):
+        cluster.fail_next_append(9)
+    with pytest.raises(ValueError, match=r"no broker 7; the cluster has brokers \[0, 1, 2\]"):
+        cluster.fail_next_load(0, 7)
+    with pytest.raises(ValueError, match="no broker 9"):
+        cluster.stall_replica(0, 9)
+    with pytest.raises(TypeError, match="a pause is a whole number of milliseconds, got 1.5"):
+        cluster.pause("a", 1.5)
+    with pytest.raises(ValueError, match="down_ms must be a whole number of milliseconds >= 0, "
+                                         "got -1"):
+        cluster.restart_consumer("a", -1)
+    assert cluster.consumer("a").running  # the refused restart did not close it
+    with pytest.raises(ValueError, match=r"unknown consumer setting 'session_timeout' \(did you "
+                                         r"mean session_timeout_ms\?\)"):
+        cluster.add_consumer("b", session_timeout=10_000)
+    with pytest.raises(KeyError, match="no scenario 'nope'; known: consumer-joins"):
+        run_scenario("nope")
+    cluster.leave("a")
+    with pytest.raises(RuntimeError, match=r"can't pause consumer a: it was closed and has left "
+                                           r"the group \(cluster.restart_consumer\('a'\)"):
+        cluster.pause("a", 100)
+    restarted = cluster.restart_consumer("a", down_ms=500)
+    with pytest.raises(RuntimeError, match="it is not running yet; it starts at 600 ms"):
+        cluster.drop_heartbeats("a")
+    cluster.run_for(1_000)
+    assert restarted.running
+
+
+def test_a_crashed_consumer_can_be_restarted():
+    """restart_consumer on a crashed process starts a new one (no close of the dead one): a
+    static member back within the session timeout takes its place without a rebalance."""
+    cluster = new_cluster(trace_level="INFO")
+    for i in (1, 2):
+        cluster.add_consumer(f"c{i}", group_instance_id=f"instance-{i}")
+    cluster.run_for(10_000)
+    generation = cluster.group()["generation"]
+    cluster.crash("c1")
+    cluster.run_for(5_000)
+    cluster.restart_consumer("c1", down_ms=1_000)
+    cluster.run_for(10_000)
+    assert cluster.group()["generation"] == generation
+    assert cluster.consumer("c1").state is MemberState.STABLE and cluster.consumer("c1").owned
+    assert kinds(cluster, "static_member_replaced")
+    cluster.monitor.assert_ok()
+
+
+def test_session_timeout_above_the_broker_maximum_is_invalid():
+    """spec §3.1/§3.4: outside [group.min.session.timeout.ms, group.max.session.timeout.ms] the
+    JoinGroup gets INVALID_SESSION_TIMEOUT, fatal for the consumer; the bounds are the broker's
+    configs."""
+    cluster = new_cluster(trace_level="INFO",
+                          group_config={"group.max.session.timeout.ms": 60_000,
+                                        "offsets.topic.num.partitions": 3})
+    big = cluster.add_consumer("big", session_timeout_ms=60_001)
+    fits = cluster.add_consumer("fits", session_timeout_ms=60_000)
+    cluster.run_for(10_000)
+    assert big.fatal is Errors.INVALID_SESSION_TIMEOUT and big.state is MemberState.UNJOINED
+    assert fits.fatal is None and fits.state is MemberState.STABLE
+    with pytest.raises(ValueError, match=r"group.min.session.timeout.ms \(70000\) must not be "
+                                         r"above group.max.session.timeout.ms \(60000\)"):
+        Cluster(group_config={"group.min.session.timeout.ms": 70_000,
+                              "group.max.session.timeout.ms": 60_000})
+    with pytest.raises(ValueError, match="unknown group coordinator config 'group.max.session'"):
+        Cluster(group_config={"group.max.session": 1})
+
+
+def test_an_unknown_assignor_is_refused_listing_the_known_ones():
+    with pytest.raises(ValueError) as err:
+        ConsumerConfig("g", partition_assignment_strategy=("range", "round-robin"))
+    for name in ("round-robin", "range", "roundrobin", "sticky", "cooperative-sticky"):
+        assert name in str(err.value)
+
+
+@pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+def test_each_assignor_runs_a_group_through_joins_leaves_and_a_crash(strategy):
+    """client-coordinator.md §4, §6 end to end: every partition owned exactly once after each
+    change, cooperative members never give up what stays with them."""
+    cluster = new_cluster(trace_level="INFO", topics={"orders": 12})
+    for i in range(3):
+        cluster.add_consumer(f"c{i}", partition_assignment_strategy=(strategy,))
+    cluster.run_for(15_000)
+    steps = [lambda: cluster.add_consumer("c3", partition_assignment_strategy=(strategy,)),
+             lambda: cluster.leave("c0"), lambda: cluster.crash("c1")]
+    for step in steps:
+        step()
+        cluster.run_for(60_000)
+        live = [c for c in cluster.consumers.values() if c.running and not c.crashed]
+        owned = sorted(tp for c in live for tp in c.owned)
+        assert owned == sorted(TopicPartition("orders", p) for p in range(12)), strategy
+        assert max(len(c.owned) for c in live) - min(len(c.owned) for c in live) <= 1
+        assert all(c.state is MemberState.STABLE for c in live)
+    revoked = [x for c in cluster.consumers.values() for x in c.listener_calls
+               if x.callback == "onPartitionsRevoked"]
+    if strategy == "cooperative-sticky":
+        assert all(len(x.partitions) < 6 for x in revoked)  # only what moves
+    cluster.monitor.assert_ok()
+
+
+@pytest.mark.parametrize("strategy, moved", [("sticky", 3), ("cooperative-sticky", 3),
+                                             ("range", 6)])
+def test_a_fourth_member_takes_only_its_share_with_the_sticky_assignors(strategy, moved):
+    """The eager StickyAssignor remembers its last assignment and sends it in its subscription's
+    user data (Java's StickyAssignor.subscriptionUserData): 12 partitions, 3 -> 4 members, only
+    3 move; range moves 6."""
+    cluster = new_cluster(trace_level="INFO", topics={"orders": 12})
+    for i in range(3):
+        cluster.add_consumer(f"c{i}", partition_assignment_strategy=(strategy,))
+    cluster.run_for(15_000)
+    before = {n: set(c.owned) for n, c in cluster.consumers.items()}
+    cluster.add_consumer("c3", partition_assignment_strategy=(strategy,))
+    cluster.run_for(20_000)
+    after = {n: set(c.owned) for n, c in cluster.consumers.items()}
+    assert sum(len(before[n] - after[n]) for n in before) == moved
+    assert sorted(len(p) for p in after.values()) == [3, 3, 3, 3]
+    cluster.monitor.assert_ok()
+
+
+def test_sticky_user_data_is_javas_encoding():
+    """StickyAssignor user data v1 (no version header) as kafka-python's StickyAssignorUserData
+    encodes it; v0 (no generation) still reads."""
+    from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData as Peer
+
+    from coordinator_kit.group.protocol import StickyAssignorUserData
+
+    ours = StickyAssignorUserData((TopicPartition("b", 2), TopicPartition("a", 1),
+                                   TopicPartition("a", 0)), 7)
+    peer = Peer(previous_assignment=[("a", [0, 1]), ("b", [2])], generation=7)
+    assert ours.encode() == peer.encode(header=False)
+    assert StickyAssignorUserData.decode(ours.encode()) == ours
+    v0 = StickyAssignorUserData.decode(ours.encode()[:-4])
+    assert v0 is not None and v0.generation == -1 and v0.previous_assignment == \
+        ours.previous_assignment
+    assert StickyAssignorUserData.decode(b"") is None
+    assert StickyAssignorUserData.decode(b"\x00\x00") is None
+
+
+@settings(max_examples=10, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["move", "stall", "resume", "append", "commit", "run"]),
+                          st.integers(0, 2), st.sampled_from([200, 2_000, 8_000])),
+                min_size=2, max_size=8))
+def test_acknowledged_offsets_survive_any_number_of_failovers(schedule):
+    """An offset commit answered NONE is durable: after coordinator moves, stalled replicas and
+    failed appends, the group's committed offset of that partition is never below it, and the
+    monitor saw committed offsets neither lost nor moving back (spec §1.6, §4.2)."""
+    cluster = new_cluster(trace_level="INFO")
+    for i in range(2):
+        cluster.add_consumer(f"c{i}")
+    cluster.run_for(12_000)
+    acknowledged: dict[tuple[str, int], int] = {}
+
+    def ledger(sent):
+        if sent.api == "OffsetCommit" and sent.group_id == "group-1":
+            for tp, error in sent.response.errors.items():
+                if error is Errors.NONE:
+                    offset = sent.request.offsets[tp].offset
+                    acknowledged[tp] = max(offset, acknowledged.get(tp, offset))
+
+    for broker in cluster.brokers.values():
+        broker.service.add_response_listener(ledger)
+    tp = cluster.partition_of("group-1")
+    partition = cluster.partitions[tp]
+    for action, who, ms in schedule:
+        followers = [b for b in partition.replicas if b != partition.leader_id]
+        if action == "move" and len([b for b in partition.isr if b != partition.leader_id]):
+            cluster.move_coordinator("group-1")
+        elif action == "stall":
+            cluster.stall_replica(tp.partition, followers[who % len(followers)])
+        elif action == "resume":
+            for b in followers:
+                cluster.stall_replica(tp.partition, b, False)
+        elif action == "append":
+            cluster.fail_next_append(tp.partition)
+        elif action == "commit":
+            cluster.consumer(f"c{who % 2}").commit_sync()
+        cluster.run_for(ms)
+    for b in partition.replicas:
+        if b != partition.leader_id:
+            cluster.stall_replica(tp.partition, b, False)
+    cluster.run_for(30_000)
+    committed = cluster.committed_offsets()
+    assert acknowledged, "no commit was acknowledged"
+    for key, offset in acknowledged.items():
+        assert committed.get(key, -1) >= offset, (key, offset, committed.get(key))
+    cluster.monitor.check()
+    cluster.monitor.assert_ok()
+
+
+def test_monitor_reports_offsets_lost_in_a_failover(monkeypatch):
+    """Break the load: the new coordinator replays no OffsetCommit record. The monitor sees the
+    committed offsets gone after the failover."""
+    from coordinator_kit.group.offsets import OffsetMetadataManager
+
+    cluster = run_scenario("second-joins", trace_level="INFO")
+    cluster.run_for(6_000)
+    assert cluster.committed_offsets()
+    monkeypatch.setattr(OffsetMetadataManager, "replay", lambda self, offset, record: None)
+    cluster.move_coordinator("group-1")
+    cluster.run_for(3_000)
+    lost = [v.detail for v in cluster.monitor.violations if v.invariant == "committed offsets kept"]
+    assert lost and all(d.startswith("committed offset ") and d.endswith(" is gone")
+                        for d in lost)

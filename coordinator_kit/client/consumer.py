@@ -29,7 +29,8 @@ from ..group.api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
                          OffsetFetchRequest, OffsetFetchResponse, PartitionData, RequestContext,
                          SyncGroupRequest, SyncGroupResponse)
 from ..group.classic import CONSUMER_PROTOCOL_TYPE, Protocol
-from ..group.protocol import ConsumerProtocolAssignment, ConsumerProtocolSubscription
+from ..group.protocol import (ConsumerProtocolAssignment, ConsumerProtocolSubscription,
+                              StickyAssignorUserData)
 from ..topic import TopicPartition
 from ..trace import LogContext
 from .config import ConsumerConfig
@@ -56,6 +57,11 @@ class ListenerCall:
     generation: int
 
 
+def _check_int(what: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} is a whole number of milliseconds, got {value!r}")
+
+
 def _join_tps(tps: Any) -> str:
     return ", ".join(str(tp) for tp in sorted(tps))
 
@@ -79,6 +85,7 @@ class Consumer:
         if unknown:
             raise ValueError(f"unknown topic(s) {unknown}; the cluster has "
                              f"{sorted(cluster.topics)}")
+        _check_int("processing_ms", processing_ms)
         if processing_ms < 0:
             raise ValueError(f"processing_ms must be >= 0, got {processing_ms}")
         self.cluster = cluster
@@ -113,6 +120,8 @@ class Consumer:
         self.inflight = _Inflight()
         self.running = False
         self.crashed = False
+        self.closed = False
+        self.starts_at: int | None = None  # set when a restart schedules the start
         self.paused_until = 0
         self.drop_heartbeats = False
         self._hb_handle: Any = None
@@ -122,6 +131,9 @@ class Consumer:
         self._poll_name = f"poll {self.name}"
         self._heartbeat_name = f"heartbeat {self.name}"
         self._heartbeat_request: HeartbeatRequest | None = None
+        # the sticky assignor's memory of the last assignment (Java's StickyAssignor keeps it
+        # in the assignor: memberAssignment and generation)
+        self._sticky_memory: StickyAssignorUserData | None = None
         self._state_listeners: list[Callable[[Consumer, MemberState, MemberState], None]] = []
 
     # -- identity and views --------------------------------------------------------------------
@@ -183,7 +195,11 @@ class Consumer:
         if self.running:
             raise RuntimeError(f"consumer {self.name} is already running")
         if self.crashed:
-            raise RuntimeError(f"consumer {self.name} crashed; add a new consumer instead")
+            raise RuntimeError(f"consumer {self.name} crashed; cluster.restart_consumer("
+                               f"{self.name!r}) starts a new process")
+        if self.closed:
+            raise RuntimeError(f"consumer {self.name} was closed; cluster.restart_consumer("
+                               f"{self.name!r}) starts a new process")
         self.running = True
         self.last_poll = self.scheduler.now
         self._poll_handle = self.scheduler.call_soon(self._poll, name=f"poll {self.name}")
@@ -195,6 +211,7 @@ class Consumer:
             self._commit(self._consumed_offsets(), auto=True)
         self._maybe_leave_group("the consumer is being closed")
         self._stop()
+        self.closed = True
 
     def _stop(self) -> None:
         self.running = False
@@ -205,10 +222,17 @@ class Consumer:
 
     def _require_alive(self, what: str) -> None:
         if self.crashed:
-            raise RuntimeError(f"can't {what} consumer {self.name}: it has crashed")
+            raise RuntimeError(f"can't {what} consumer {self.name}: it has crashed "
+                               f"(cluster.restart_consumer({self.name!r}) starts a new process)")
+        if self.closed:
+            raise RuntimeError(f"can't {what} consumer {self.name}: it was closed and has left "
+                               f"the group (cluster.restart_consumer({self.name!r}) starts it "
+                               f"again)")
         if not self.running:
-            raise RuntimeError(f"can't {what} consumer {self.name}: it is not running "
-                               f"(start it first)")
+            when = (f"; it starts at {self.starts_at} ms, run the cluster until then"
+                    if self.starts_at is not None and self.starts_at >= self.scheduler.now
+                    else "; start it first")
+            raise RuntimeError(f"can't {what} consumer {self.name}: it is not running yet{when}")
 
     # -- faults --------------------------------------------------------------------------------
 
@@ -223,6 +247,7 @@ class Consumer:
     def pause(self, duration_ms: int) -> None:
         """A stop-the-world pause (GC): no poll, no heartbeat, responses wait until it ends."""
         self._require_alive("pause")
+        _check_int("a pause", duration_ms)
         if duration_ms <= 0:
             raise ValueError(f"a pause must last more than 0 ms, got {duration_ms}")
         self.paused_until = max(self.paused_until, self.scheduler.now + duration_ms)
@@ -231,6 +256,7 @@ class Consumer:
     def set_processing_ms(self, processing_ms: int) -> None:
         """Time the application spends between two polls (slow processing)."""
         self._require_alive("slow the poll of")
+        _check_int("processing_ms", processing_ms)
         if processing_ms < 0:
             raise ValueError(f"processing_ms must be >= 0, got {processing_ms}")
         self.processing_ms = processing_ms
@@ -370,10 +396,21 @@ class Consumer:
         subscription = ConsumerProtocolSubscription(
             topics=tuple(sorted(self.topics)), owned_partitions=owned,
             generation_id=self.generation.generation_id).encode()
+        protocols = []
+        for a in self.assignors:
+            metadata = subscription
+            if a.name == "sticky" and self._sticky_memory is not None:
+                # Java's StickyAssignor.subscriptionUserData: the last assignment and its
+                # generation (an eager member owns nothing any more when it rejoins)
+                metadata = ConsumerProtocolSubscription(
+                    topics=tuple(sorted(self.topics)), owned_partitions=owned,
+                    generation_id=self.generation.generation_id,
+                    user_data=self._sticky_memory.encode()).encode()
+            protocols.append(Protocol(a.name, metadata))
         request = JoinGroupRequest(
             self.config.group_id, self.config.session_timeout_ms,
             self.config.max_poll_interval_ms, self.generation.member_id,
-            CONSUMER_PROTOCOL_TYPE, tuple(Protocol(a.name, subscription) for a in self.assignors),
+            CONSUMER_PROTOCOL_TYPE, tuple(protocols),
             self.config.group_instance_id, self.rejoin_reason or None)
         self.inflight.join = True
         sent = self.generation
@@ -464,8 +501,14 @@ class Consumer:
         subs = {}
         for m in response.members:
             s = ConsumerProtocolSubscription.decode(m.metadata)
-            subs[m.member_id] = Subscription(s.topics, s.owned_partitions, s.generation_id,
-                                             m.group_instance_id, s.user_data)
+            owned, generation = s.owned_partitions, s.generation_id
+            if assignor.name == "sticky":
+                # Java's StickyAssignor.memberData reads both from its user data only
+                previous = StickyAssignorUserData.decode(s.user_data)
+                owned, generation = ((), -1) if previous is None else \
+                    (previous.previous_assignment, previous.generation)
+            subs[m.member_id] = Subscription(s.topics, owned, generation, m.group_instance_id,
+                                             s.user_data)
         topics = {t for s in subs.values() for t in s.topics}
         result = assignor.assign({t: self.cluster.topics[t] for t in topics
                                   if t in self.cluster.topics}, subs)
@@ -538,6 +581,9 @@ class Consumer:
 
     def _on_join_complete(self, assignment: ConsumerProtocolAssignment) -> None:
         assigned = set(assignment.assigned_partitions)
+        if self.generation.protocol_name == "sticky":  # StickyAssignor.onAssignment
+            self._sticky_memory = StickyAssignorUserData(tuple(sorted(assigned)),
+                                                         self.generation.generation_id)
         self._log("J-NOTIFY", {"partitions": _join_tps(assigned)}, assigned=assigned)
         if self.protocol is RebalanceProtocol.COOPERATIVE:
             revoked = self.owned - assigned

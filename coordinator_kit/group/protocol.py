@@ -25,7 +25,8 @@ from coordinator_kit.topic import TopicPartition
 from .records import BufferUnderflowError, Message, SchemaError, field
 
 __all__ = ["ConsumerProtocolSubscription", "ConsumerProtocolAssignment", "SUBSCRIPTION_SCHEMA",
-           "ASSIGNMENT_SCHEMA", "CONSUMER_PROTOCOL_TYPE", "deserialize_version"]
+           "ASSIGNMENT_SCHEMA", "CONSUMER_PROTOCOL_TYPE", "deserialize_version",
+           "StickyAssignorUserData", "STICKY_ASSIGNOR_USER_DATA_SCHEMA"]
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 _HIGHEST_VERSION = 3
@@ -141,3 +142,50 @@ class ConsumerProtocolAssignment:
     def decode(cls, data: bytes) -> ConsumerProtocolAssignment:
         fields = _decode(ASSIGNMENT_SCHEMA, data, "assignment")
         return cls(_flattened(fields["AssignedPartitions"]), fields["UserData"])
+
+
+# Java's StickyAssignor user data (STICKY_ASSIGNOR_USER_DATA_V0/V1; kafka-python's
+# StickyAssignorUserData.json): no version header, always written as v1, read as v1 then v0.
+STICKY_ASSIGNOR_USER_DATA_SCHEMA = Message.of(
+    "StickyAssignorUserData", "0-1", "none",
+    field("PreviousAssignment", "[]TopicPartition", "0+", fields=(
+        field("Topic", "string", "0+"),
+        field("Partitions", "[]int32", "0+"))),
+    field("Generation", "int32", "1+", default=-1, ignorable=True))
+
+
+@dataclass(frozen=True)
+class StickyAssignorUserData:
+    """What the eager `StickyAssignor` puts in its subscription's user data: the member's last
+    assignment and its generation. An eager member revokes everything before it rejoins, so
+    its owned partitions are empty on the wire: this is where the assignor's stickiness comes
+    from (Java's `StickyAssignor.subscriptionUserData` / `memberData`)."""
+
+    previous_assignment: tuple[TopicPartition, ...]
+    generation: int = -1
+
+    def __post_init__(self) -> None:  # sorted (topics in Java's order): one form per content
+        object.__setattr__(self, "previous_assignment", tuple(sorted(
+            self.previous_assignment, key=lambda tp: (_java_order(tp.topic), tp.partition))))
+
+    def encode(self) -> bytes:
+        by_topic: dict[str, list[int]] = {}
+        for tp in self.previous_assignment:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        rows = [{"Topic": t, "Partitions": ps} for t, ps in by_topic.items()]
+        return STICKY_ASSIGNOR_USER_DATA_SCHEMA.encode(
+            {"PreviousAssignment": rows, "Generation": self.generation}, 1)
+
+    @classmethod
+    def decode(cls, data: bytes | None) -> StickyAssignorUserData | None:
+        """The user data, or None when there is none or it reads as neither version (Java
+        then ignores the previous assignment)."""
+        if not data:
+            return None
+        for version in (1, 0):
+            try:
+                fields = STICKY_ASSIGNOR_USER_DATA_SCHEMA.decode(data, version)
+            except SchemaError:
+                continue
+            return cls(_flattened(fields["PreviousAssignment"]), fields["Generation"])
+        return None
