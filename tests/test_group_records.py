@@ -519,3 +519,30 @@ def test_consumer_protocol_versions_like_javas_consumer_protocol():
     assert ConsumerProtocolSubscription.decode(
         ConsumerProtocolSubscription(["t"], rack_id="").encode()).rack_id is None
     assert ConsumerProtocolSubscription(["t"], generation_id=-7).generation_id == -1
+
+
+def test_offset_commit_fast_path_gives_the_codecs_bytes_and_errors():
+    """The serde packs OffsetCommit key/value directly (the record a busy group writes most);
+    the bytes equal the schema codec's for every shape, and whatever the direct path does not
+    take still gets the codec's error (spec §4.1)."""
+    import random
+
+    from coordinator_kit.group import records as rec
+
+    serde = rec.GroupCoordinatorRecordSerde()
+    rng = random.Random(7)
+    for _ in range(2_000):
+        r = rec.new_offset_commit_record(
+            rng.choice(["g", "grüppe", "x" * 300]), rng.choice(["t", "orders", "é"]),
+            rng.randint(0, 2**31 - 1), rng.choice([-1, 0, 2**63 - 1, rng.randint(0, 10**12)]),
+            rng.choice([None, 0, 2**31 - 1]), rng.choice(["", "meta", "ü" * 50]),
+            rng.randint(0, 2**45), rng.choice([None, rng.randint(0, 2**40)]))
+        if rng.random() < 0.1:
+            r = rec.new_offset_commit_tombstone("g", "t", rng.randint(0, 100))
+        assert serde.serialize(r) == (serde.serialize_key(r), serde.serialize_value(r))
+    too_big = rec.new_offset_commit_record("g", "t", 0, 2**63, None, "", 0)
+    with pytest.raises(rec.SchemaError, match="does not fit an int64"):
+        serde.serialize(too_big)
+    long_metadata = rec.new_offset_commit_record("g", "t", 0, 1, None, "m" * 40_000, 0)
+    with pytest.raises(rec.SchemaError, match="too long"):
+        serde.serialize(long_metadata)
