@@ -250,7 +250,7 @@ class Cluster:
 
     def end_offset(self, tp: TopicPartition) -> int:
         """Data topics grow at `produce_rate_per_s` records per partition (virtual time)."""
-        return self.scheduler.now * self.produce_rate_per_s // 1000
+        return self.scheduler._now * self.produce_rate_per_s // 1000
 
     # -- consumers -----------------------------------------------------------------------------
 

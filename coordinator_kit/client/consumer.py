@@ -269,7 +269,7 @@ class Consumer:
         """Run later if the process is paused; True when deferred. Dead processes do nothing."""
         if self.crashed or not self.running:
             return True
-        if self.scheduler.now < self.paused_until:
+        if self.scheduler._now < self.paused_until:
             self.scheduler.call_at(self.paused_until, fn, *args, name=f"resume {self.name}")
             return True
         return False
@@ -652,7 +652,7 @@ class Consumer:
         if self.state not in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE) \
                 or self.fatal is not None:
             return  # the thread disables itself; the next successful join re-arms it
-        now = self.scheduler.now
+        now = self.scheduler._now
         if self.coordinator is None:
             self._find_coordinator()
         elif now - self.last_heartbeat_received > self.config.session_timeout_ms:
@@ -677,7 +677,7 @@ class Consumer:
                 self._arm_heartbeat()
 
     def _send_heartbeat(self) -> None:
-        self.last_heartbeat_sent = self.scheduler.now
+        self.last_heartbeat_sent = self.scheduler._now
         self.inflight.heartbeat = True
         sent = self.generation
         request = self._heartbeat_request
@@ -710,7 +710,7 @@ class Consumer:
             self.mark_coordinator_unknown(f"{net_error}", disconnected=True, error=net_error)
             return
         error = response.error
-        now = self.scheduler.now
+        now = self.scheduler._now
         if error is Errors.NONE:
             self.last_heartbeat_received = now
         elif error is Errors.REBALANCE_IN_PROGRESS:
@@ -759,8 +759,8 @@ class Consumer:
         return {tp: pos for tp, pos in sorted(self.positions.items()) if tp in self.owned}
 
     def _maybe_auto_commit(self) -> None:
-        if self.config.enable_auto_commit and self.scheduler.now >= self.next_auto_commit:
-            self.next_auto_commit = self.scheduler.now + self.config.auto_commit_interval_ms
+        if self.config.enable_auto_commit and self.scheduler._now >= self.next_auto_commit:
+            self.next_auto_commit = self.scheduler._now + self.config.auto_commit_interval_ms
             offsets = self._consumed_offsets()
             if offsets and offsets != {tp: o for tp, o in self.committed.items()
                                        if tp in offsets}:
