@@ -17,7 +17,7 @@ from typing import Any
 __all__ = ["CoordinatorRecord", "RecordSerde", "UnknownRecordTypeError"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CoordinatorRecord:
     record_type: int
     key: Mapping[str, Any]

@@ -470,7 +470,8 @@ class _WriteEvent(Generic[T]):
             if ctx is None or ctx.state is not _A:
                 raise _inactive_error(ctx)
             assert ctx.coordinator is not None
-            self.result = result = self.op(ctx.coordinator.shard)
+            op, self.op = self.op, None  # the write keeps its result, not what made it
+            self.result = result = op(ctx.coordinator.shard)
             if result.__class__ is not CoordinatorResult and \
                     not isinstance(result, CoordinatorResult):
                 raise TypeError(f"write operation {self.name!r} must return a "

@@ -27,7 +27,7 @@ T = TypeVar("T")
 S = TypeVar("S", bound="CoordinatorShard")
 
 
-@dataclass
+@dataclass(slots=True)
 class CoordinatorResult(Generic[T]):
     """Records to append and the response to release when they commit.
 
