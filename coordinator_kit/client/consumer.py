@@ -57,6 +57,15 @@ class ListenerCall:
     generation: int
 
 
+def _tp_order(tp: TopicPartition) -> tuple[str, int]:
+    """TopicPartition's order as a plain tuple (sorting compares tuples in C)."""
+    return (tp.topic, tp.partition)
+
+
+def _by_partition(item: tuple[TopicPartition, int]) -> tuple[str, int]:
+    return (item[0].topic, item[0].partition)
+
+
 def _check_int(what: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{what} is a whole number of milliseconds, got {value!r}")
@@ -312,7 +321,7 @@ class Consumer:
         budget = self.config.max_poll_records
         positions = self.positions
         end_offset = self.cluster.end_offset
-        for tp in sorted(self.owned) if len(self.owned) > 1 else self.owned:
+        for tp in sorted(self.owned, key=_tp_order) if len(self.owned) > 1 else self.owned:
             pos = positions.get(tp)
             if pos is None:
                 continue
@@ -756,7 +765,9 @@ class Consumer:
     # -- offsets -------------------------------------------------------------------------------
 
     def _consumed_offsets(self) -> dict[TopicPartition, int]:
-        return {tp: pos for tp, pos in sorted(self.positions.items()) if tp in self.owned}
+        owned = self.owned
+        return {tp: pos for tp, pos in sorted(self.positions.items(), key=_by_partition)
+                if tp in owned}
 
     def _maybe_auto_commit(self) -> None:
         if self.config.enable_auto_commit and self.scheduler._now >= self.next_auto_commit:

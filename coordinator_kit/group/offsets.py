@@ -7,14 +7,13 @@ failed append rolls them back and a fetch at the committed offset never sees an 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import Errors
+from ..logs.layout import level_number
 from ..runtime.records import CoordinatorRecord
 from ..runtime.shard import CoordinatorResult
 from ..timeline import SnapshotRegistry, TimelineHashMap
-from ..logs.layout import level_number
 from ..trace import LogContext
 from . import records as rec
 from .api import (OffsetCommitRequest, OffsetCommitResponse, OffsetFetchPartition,
@@ -28,8 +27,10 @@ __all__ = ["OffsetAndMetadata", "OffsetMetadataManager"]
 _DEBUG = level_number("DEBUG")
 
 
-@dataclass(frozen=True)
-class OffsetAndMetadata:
+class OffsetAndMetadata(NamedTuple):
+    """A committed offset as the shard keeps it (immutable; a tuple, cheap to make: one per
+    OffsetCommit record replayed)."""
+
     offset: int
     leader_epoch: int
     metadata: str
