@@ -7,6 +7,8 @@ down and says so.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import pytest
 
 import coordinator_kit.timeline as timeline
@@ -30,8 +32,19 @@ def registry() -> SnapshotRegistry:
     return SnapshotRegistry()
 
 
-def element(m: TimelineHashMap, key: object):  # white-box: the live element
-    return m._table._live[key]
+class _Element(NamedTuple):  # a stored element, (key, value, start_epoch, seq), with names
+    key: object
+    value: object
+    start_epoch: int
+    seq: int
+
+
+def element(m: TimelineHashMap, key: object) -> _Element:  # white-box: the live element
+    return _Element(*m._table._live[key])
+
+
+def named(stash: dict) -> dict:  # white-box: a tier's stash with named elements
+    return {k: _Element(*e) for k, e in stash.items()}
 
 
 # --------------------------------------------------------------------------- §2.3
@@ -57,7 +70,7 @@ def test_worked_example_spec_2_3() -> None:
     assert element(m, "a").start_epoch == 3
     tier2 = r._by_epoch[2].get_delta(m._table)
     assert tier2.size == 1
-    assert {k: (e.value, e.start_epoch) for k, e in tier2.stash.items()} == {"a": (1, 1)}
+    assert {k: (e.value, e.start_epoch) for k, e in named(tier2.stash).items()} == {"a": (1, 1)}
 
     m.put("b", 5)
     assert element(m, "b").start_epoch == 3
@@ -237,7 +250,7 @@ def test_delete_snapshot_merges_into_previous(registry) -> None:
     assert m.size(10) == 1
     # Only elements that existed at epoch 10 were kept while merging 20's tier into 10's.
     stash10 = registry._by_epoch[10].get_delta(m._table).stash
-    assert {k: e.value for k, e in stash10.items()} == {"a": 1}
+    assert {k: e.value for k, e in named(stash10).items()} == {"a": 1}
     assert m.items(epoch=30) == [("a", 3), ("c", 1)]
 
 
@@ -413,7 +426,7 @@ def test_copy_on_write_stashes_only_first_change_after_snapshot(registry) -> Non
     m.remove("k")
     m.put("k", "z")
     stash = registry._by_epoch[10].get_delta(m._table).stash
-    assert {k: e.value for k, e in stash.items()} == {"k": "orig"}
+    assert {k: e.value for k, e in named(stash).items()} == {"k": "orig"}
     assert m.get("k", epoch=10) == "orig"
     assert m.get("k") == "z"
 
@@ -425,7 +438,7 @@ def test_stash_goes_to_newest_snapshot_only(registry) -> None:
     registry.get_or_create_snapshot(2)
     m.put("k", 2)
     assert registry._by_epoch[1].get_delta(m._table) is None
-    assert registry._by_epoch[2].get_delta(m._table).stash["k"].value == 1
+    assert named(registry._by_epoch[2].get_delta(m._table).stash)["k"].value == 1
     assert m.get("k", epoch=1) == m.get("k", epoch=2) == 1
 
 
@@ -740,3 +753,21 @@ def test_custom_revertable_can_register(registry) -> None:
     registry.revert_to_snapshot(1)
     registry.reset()
     assert c.resets == 1
+
+
+def test_elements_of_atoms_are_plain_tuples_the_cyclic_gc_stops_tracking(registry) -> None:
+    """A map of string keys and values (the key-value shard's store) is not walked by every
+    full garbage collection: its elements are plain tuples of atoms, which the collector
+    untracks the first time it sees them."""
+    import gc
+
+    m = TimelineHashMap(registry)
+    registry.get_or_create_snapshot(0)
+    for i in range(100):
+        m.put(f"k{i}", f"v{i}")
+    registry.get_or_create_snapshot(1)
+    m.put("k0", "again")  # the old element is stashed in snapshot 1
+    gc.collect()
+    assert not any(gc.is_tracked(e) for e in m._table._live.values())
+    assert not gc.is_tracked(registry._by_epoch[1].get_delta(m._table).stash["k0"])
+    assert m.get("k0") == "again" and m.get("k0", epoch=1) == "v0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Mapping
 from typing import Any, TypeVar, overload
 
-from ._hashtable import SnapshottableHashTable
+from ._hashtable import KEY, VALUE, SnapshottableHashTable
 from ._registry import SnapshotRegistry, read_epoch
 
 __all__ = ["TimelineHashMap"]
@@ -46,11 +46,11 @@ class TimelineHashMap(Mapping[K, V]):
 
     def put(self, key: K, value: V) -> V | None:
         """Map ``key`` to ``value``; return the previous value, or None if there was none."""
-        self._check_key(key)
-        if value is None:
+        if key is None or value is None:
+            self._check_key(key)
             raise ValueError(f"TimelineHashMap values must not be None (key {key!r})")
         prev = self._table.add_or_replace(key, value)
-        return None if prev is None else prev.value
+        return None if prev is None else prev[VALUE]
 
     def __setitem__(self, key: K, value: V) -> None:
         self.put(key, value)
@@ -59,7 +59,7 @@ class TimelineHashMap(Mapping[K, V]):
         """Remove ``key``; return its value, or None if it was absent."""
         self._check_key(key)
         prev = self._table.remove(key)
-        return None if prev is None else prev.value
+        return None if prev is None else prev[VALUE]
 
     @overload
     def pop(self, key: K) -> V: ...
@@ -88,8 +88,11 @@ class TimelineHashMap(Mapping[K, V]):
     def get(self, key: K, default: Any = None, epoch: int | None = None) -> Any:
         """Value of ``key`` at ``epoch`` (None = latest), or ``default`` if absent then."""
         self._check_key(key)
-        element = self._table.get_element(key, read_epoch(epoch))
-        return default if element is None else element.value
+        if epoch is None:  # the latest state is the live dict (get_element at LATEST_EPOCH)
+            element = self._table._live.get(key)
+        else:
+            element = self._table.get_element(key, read_epoch(epoch))
+        return default if element is None else element[VALUE]
 
     def contains_key(self, key: K, epoch: int | None = None) -> bool:
         self._check_key(key)
@@ -103,7 +106,7 @@ class TimelineHashMap(Mapping[K, V]):
         element = self._table.get_element(key, read_epoch(None))
         if element is None:
             raise KeyError(key)
-        return element.value
+        return element[VALUE]
 
     def size(self, epoch: int | None = None) -> int:
         return self._table.size(read_epoch(epoch))
@@ -116,13 +119,13 @@ class TimelineHashMap(Mapping[K, V]):
 
     def items(self, epoch: int | None = None) -> list[tuple[K, V]]:  # type: ignore[override]
         """(key, value) pairs at ``epoch``, in the order the keys arrived."""
-        return [(e.key, e.value) for e in self._table.elements(read_epoch(epoch))]
+        return [(e[KEY], e[VALUE]) for e in self._table.elements(read_epoch(epoch))]
 
     def keys(self, epoch: int | None = None) -> list[K]:  # type: ignore[override]
-        return [e.key for e in self._table.elements(read_epoch(epoch))]
+        return [e[KEY] for e in self._table.elements(read_epoch(epoch))]
 
     def values(self, epoch: int | None = None) -> list[V]:  # type: ignore[override]
-        return [e.value for e in self._table.elements(read_epoch(epoch))]
+        return [e[VALUE] for e in self._table.elements(read_epoch(epoch))]
 
     def __iter__(self) -> Iterator[K]:
         return iter(self.keys())

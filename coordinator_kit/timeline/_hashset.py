@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Set
 from typing import Any, TypeVar
 
-from ._hashtable import SnapshottableHashTable
+from ._hashtable import KEY, SnapshottableHashTable
 from ._registry import SnapshotRegistry, read_epoch
 
 __all__ = ["TimelineHashSet"]
@@ -68,7 +68,7 @@ class TimelineHashSet(Set[T]):
 
     def to_list(self, epoch: int | None = None) -> list[T]:
         """Elements at ``epoch`` in the order they were added (stable across runs)."""
-        return [e.key for e in self._table.elements(read_epoch(epoch))]
+        return [e[KEY] for e in self._table.elements(read_epoch(epoch))]
 
     def to_set(self, epoch: int | None = None) -> set[T]:
         """A plain ``set`` copy of the elements at ``epoch``."""

@@ -21,33 +21,26 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Generic, TypeVar
 
 from ._registry import LATEST_EPOCH, NO_SNAPSHOT_EPOCH, SnapshotRegistry
 
-__all__ = ["Element", "SnapshottableHashTable"]
+__all__ = ["Element", "SnapshottableHashTable", "KEY", "VALUE", "START_EPOCH", "SEQ"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
-
-class Element(Generic[K, V]):
-    """One stored key/value. Never mutated once stored, so snapshots can share it.
-
-    ``seq`` is the order in which the key entered the table (kept across replacements); it
-    gives reads at past epochs the same, stable order that the live dict has.
-    """
-
-    __slots__ = ("key", "value", "start_epoch", "seq")
-
-    def __init__(self, key: K, value: V, start_epoch: int, seq: int) -> None:
-        self.key = key
-        self.value = value
-        self.start_epoch = start_epoch
-        self.seq = seq
-
-    def __repr__(self) -> str:
-        return f"Element({self.key!r}, {self.value!r}, start_epoch={self.start_epoch})"
+#: One stored key/value: a plain tuple ``(key, value, start_epoch, seq)``, read with the
+#: index constants below. It is never changed once stored, so snapshots can share it.
+#: ``seq`` is the order in which the key entered the table (kept across replacements); it
+#: gives reads at past epochs the same, stable order that the live dict has. Why a plain
+#: tuple: it costs one BUILD_TUPLE instead of an object and an ``__init__`` call, and a tuple
+#: holding only atoms (string keys and values, int epochs) is one Python's cyclic garbage
+#: collector stops tracking, so a large map of such elements is not walked by every full
+#: collection (an object per element would be).
+Element = tuple
+KEY, VALUE, START_EPOCH, SEQ = 0, 1, 2, 3
 
 
 @dataclass(eq=False, slots=True)
@@ -55,7 +48,7 @@ class HashTier(Generic[K, V]):
     """One table's delta in one snapshot: the size then, and the stashed old elements."""
 
     size: int
-    stash: dict[K, Element[K, V]] | None = field(default=None)
+    stash: dict[K, Element] | None = field(default=None)
 
     def merge_from(self, destination_epoch: int, source: object) -> None:
         assert isinstance(source, HashTier)
@@ -63,7 +56,7 @@ class HashTier(Generic[K, V]):
             return
         for key, element in source.stash.items():
             # Elements born after our epoch were never part of our snapshot.
-            if element.start_epoch <= destination_epoch:
+            if element[START_EPOCH] <= destination_epoch:
                 if self.stash is None:
                     self.stash = {}
                 self.stash[key] = element
@@ -74,15 +67,16 @@ class SnapshottableHashTable(Generic[K, V]):
 
     def __init__(self, registry: SnapshotRegistry) -> None:
         self._registry = registry
-        self._live: dict[K, Element[K, V]] = {}
+        self._live: dict[K, Element] = {}
         self._next_seq = 0
+        self._id = id(self)  # this table's key in a snapshot's deltas
         registry.register(self)
 
     # ----------------------------------------------------------------- reads
 
-    def get_element(self, key: K, epoch: int) -> Element[K, V] | None:
+    def get_element(self, key: K, epoch: int) -> Element | None:
         current = self._live.get(key)
-        if current is not None and current.start_epoch <= epoch:
+        if current is not None and current[START_EPOCH] <= epoch:
             return current
         if epoch == LATEST_EPOCH:
             return None
@@ -91,7 +85,7 @@ class SnapshottableHashTable(Generic[K, V]):
             if tier is not None and tier.stash:
                 found = tier.stash.get(key)
                 if found is not None:
-                    return found if found.start_epoch <= epoch else None
+                    return found if found[START_EPOCH] <= epoch else None
         return None
 
     def size(self, epoch: int) -> int:
@@ -103,7 +97,7 @@ class SnapshottableHashTable(Generic[K, V]):
                 return tier.size
         return len(self._live)
 
-    def elements(self, epoch: int) -> list[Element[K, V]]:
+    def elements(self, epoch: int) -> list[Element]:
         """All elements present at ``epoch``, in key-arrival order.
 
         Kafka's historical iterator unions the live table with every tier from ``epoch``
@@ -113,8 +107,8 @@ class SnapshottableHashTable(Generic[K, V]):
         if epoch == LATEST_EPOCH:
             return list(self._live.values())
         snapshots = self._registry.snapshots_from(epoch)  # raises before any work
-        decided: dict[K, Element[K, V] | None] = {
-            k: e for k, e in self._live.items() if e.start_epoch <= epoch
+        decided: dict[K, Element | None] = {
+            k: e for k, e in self._live.items() if e[START_EPOCH] <= epoch
         }
         for snapshot in snapshots:
             tier: HashTier[K, V] | None = snapshot.get_delta(self)
@@ -122,41 +116,49 @@ class SnapshottableHashTable(Generic[K, V]):
                 continue
             for key, element in tier.stash.items():
                 if key not in decided:
-                    decided[key] = element if element.start_epoch <= epoch else None
+                    decided[key] = element if element[START_EPOCH] <= epoch else None
         present = [e for e in decided.values() if e is not None]
-        present.sort(key=lambda e: e.seq)
+        present.sort(key=_seq_of)
         return present
 
-    def iter_live(self) -> Iterator[Element[K, V]]:
+    def iter_live(self) -> Iterator[Element]:
         return iter(list(self._live.values()))
 
     # ----------------------------------------------------------------- writes
 
-    def add_or_replace(self, key: K, value: V) -> Element[K, V] | None:
+    def add_or_replace(self, key: K, value: V) -> Element | None:
         """Store ``key -> value`` as a new element; return the element it replaced."""
         live = self._live
         prev = live.get(key)
         prev_size = len(live)
-        seq = prev.seq if prev is not None else self._take_seq()
+        if prev is None:
+            seq = self._next_seq
+            self._next_seq = seq + 1
+        else:
+            seq = prev[SEQ]
         snapshots = self._registry._snapshots  # newest last: latest_epoch(), newest_snapshot()
-        newest = snapshots[-1] if snapshots else None
-        live[key] = Element(key, value, (NO_SNAPSHOT_EPOCH if newest is None
-                                         else newest.epoch) + 1, seq)
-        if newest is None:
-            return prev  # no snapshot: no tier to note growth in, nothing to stash
-        if prev is not None and prev.start_epoch > newest.epoch:
+        if not snapshots:
+            # no snapshot: no tier to note growth in, nothing to stash
+            live[key] = (key, value, NO_SNAPSHOT_EPOCH + 1, seq)
+            return prev
+        newest = snapshots[-1]
+        newest_epoch = newest.epoch
+        live[key] = (key, value, newest_epoch + 1, seq)
+        if prev is not None and prev[START_EPOCH] > newest_epoch:
             return prev  # _stash: the replaced element is in no snapshot
         # _tier(prev_size): the first change since the newest snapshot remembers its size
-        tier = newest._deltas.get(id(self))
+        deltas = newest._deltas
+        tier = deltas.get(self._id)
         if tier is None:
             tier = HashTier(prev_size)
-            newest._deltas[id(self)] = (self, tier)
+            deltas[self._id] = (self, tier)
         else:
             tier = tier[1]
         if prev is not None:
             if tier.stash is None:
-                tier.stash = {}
-            tier.stash[prev.key] = prev
+                tier.stash = {prev[KEY]: prev}
+            else:
+                tier.stash[prev[KEY]] = prev
         return prev
 
     def add_unless_present(self, key: K, value: V) -> bool:
@@ -164,11 +166,11 @@ class SnapshottableHashTable(Generic[K, V]):
         if key in self._live:
             return False
         prev_size = len(self._live)
-        self._live[key] = Element(key, value, self._registry.latest_epoch() + 1, self._take_seq())
+        self._live[key] = (key, value, self._registry.latest_epoch() + 1, self._take_seq())
         self._note_growth(prev_size)
         return True
 
-    def remove(self, key: K) -> Element[K, V] | None:
+    def remove(self, key: K) -> Element | None:
         prev = self._live.pop(key, None)
         if prev is not None:
             self._stash(prev, len(self._live) + 1)
@@ -183,14 +185,14 @@ class SnapshottableHashTable(Generic[K, V]):
 
     def execute_revert(self, target_epoch: int, delta: object) -> None:
         assert isinstance(delta, HashTier)
-        for key in [k for k, e in self._live.items() if e.start_epoch > target_epoch]:
+        for key in [k for k, e in self._live.items() if e[START_EPOCH] > target_epoch]:
             del self._live[key]
         if delta.stash:
             self._live.update(delta.stash)
         # Re-inserted elements landed at the end of the dict; restore arrival order.
-        ordered = sorted(self._live.values(), key=lambda e: e.seq)
+        ordered = sorted(self._live.values(), key=_seq_of)
         self._live.clear()
-        self._live.update((e.key, e) for e in ordered)
+        self._live.update((e[KEY], e) for e in ordered)
 
     def reset(self) -> None:
         self.clear()
@@ -216,12 +218,15 @@ class SnapshottableHashTable(Generic[K, V]):
     def _note_growth(self, prev_size: int) -> None:
         self._tier(prev_size)
 
-    def _stash(self, prev: Element[K, V], prev_size: int) -> None:
+    def _stash(self, prev: Element, prev_size: int) -> None:
         newest = self._registry.newest_snapshot()
-        if newest is None or prev.start_epoch > newest.epoch:
+        if newest is None or prev[START_EPOCH] > newest.epoch:
             return  # not part of any snapshot: nothing to preserve
         tier = self._tier(prev_size)
         assert tier is not None
         if tier.stash is None:
             tier.stash = {}
-        tier.stash[prev.key] = prev
+        tier.stash[prev[KEY]] = prev
+
+
+_seq_of = itemgetter(SEQ)

@@ -130,22 +130,23 @@ class SnapshotRegistry:
         asking for anything older than the newest raises ``SnapshotOrderError``.
         """
         if epoch.__class__ is not int or not NO_SNAPSHOT_EPOCH < epoch < LATEST_EPOCH:
-            check_epoch(epoch)
-        if epoch in (LATEST_EPOCH, NO_SNAPSHOT_EPOCH):
-            # Kafka would accept these, but they collide with its two sentinel values
-            # (the "read latest" marker and the empty list's head) and misbehave.
-            raise ValueError(
-                f"cannot create a snapshot at epoch {epoch}: that value is reserved "
-                f"(LATEST_EPOCH / NO_SNAPSHOT_EPOCH)"
-            )
+            check_epoch(epoch)  # raises for a non-int or an epoch outside Java's long range
+            if epoch in (LATEST_EPOCH, NO_SNAPSHOT_EPOCH):
+                # Kafka would accept these, but they collide with its two sentinel values
+                # (the "read latest" marker and the empty list's head) and misbehave.
+                raise ValueError(
+                    f"cannot create a snapshot at epoch {epoch}: that value is reserved "
+                    f"(LATEST_EPOCH / NO_SNAPSHOT_EPOCH)"
+                )
         snapshots = self._snapshots
-        newest = snapshots[-1].epoch if snapshots else NO_SNAPSHOT_EPOCH  # latest_epoch()
-        if newest > epoch:
-            raise SnapshotOrderError(epoch, newest, self.epochs_list())
-        if newest == epoch:
-            return snapshots[-1]
+        if snapshots:
+            newest = snapshots[-1]
+            if newest.epoch >= epoch:
+                if newest.epoch == epoch:
+                    return newest
+                raise SnapshotOrderError(epoch, newest.epoch, self.epochs_list())
         snapshot = Snapshot(epoch)
-        self._snapshots.append(snapshot)
+        snapshots.append(snapshot)
         self._by_epoch[epoch] = snapshot
         return snapshot
 
