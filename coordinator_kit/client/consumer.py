@@ -231,8 +231,7 @@ class Consumer:
 
     def _require_alive(self, what: str) -> None:
         if self.crashed:
-            raise RuntimeError(f"can't {what} consumer {self.name}: it has crashed "
-                               f"(cluster.restart_consumer({self.name!r}) starts a new process)")
+            raise RuntimeError(f"can't {what} consumer {self.name}: it has crashed")
         if self.closed:
             raise RuntimeError(f"can't {what} consumer {self.name}: it was closed and has left "
                                f"the group (cluster.restart_consumer({self.name!r}) starts it "
