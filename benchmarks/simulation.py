@@ -2,10 +2,10 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/simulation.py             # 100 consumers x 1 virtual hour; 1,000 members
-    .venv/bin/python benchmarks/simulation.py --quick     # 20 consumers x 10 virtual minutes; 200 members
-    .venv/bin/python benchmarks/simulation.py --repeat 3  # min-max over 3 runs (a busy machine is noisy)
-    .venv/bin/python benchmarks/simulation.py --gc freeze # gc.freeze() after setup (default: Python's GC)
+    .venv/bin/python benchmarks/simulation.py             # 100 consumers x 1 h; 1,000 members
+    .venv/bin/python benchmarks/simulation.py --quick     # 20 consumers x 10 min; 200 members
+    .venv/bin/python benchmarks/simulation.py --repeat 3  # min-max over 3 runs (busy machine)
+    .venv/bin/python benchmarks/simulation.py --gc freeze # gc.freeze() after setup
 
 1. **Heartbeating.** N consumers in one group (3 brokers, 3 `__consumer_offsets` partitions,
    one 100-partition topic, Kafka's default timeouts: heartbeat every 3 s, session 45 s,
@@ -162,8 +162,8 @@ def main() -> None:
               f"{c['us_per_event'] / c['floor_us_per_event']:.0f}x the floor")
 
     bg = [big_group(members, args.poll_ms) for _ in range(args.repeat)]
-    print(f"big group: {members:,} members Stable after {_range([b['wall_s'] for b in bg], '{:.2f}')}"
-          f" wall s ({_range([b['cpu_s'] for b in bg], '{:.2f}')} CPU s; "
+    print(f"big group: {members:,} members Stable after "
+          f"{_range([b['wall_s'] for b in bg], '{:.2f}')} wall s ({_range([b['cpu_s'] for b in bg], '{:.2f}')} CPU s; "
           f"{bg[0]['virtual_ms'] / 1000:.1f} virtual s, generation {bg[0]['generation']})")
 
 

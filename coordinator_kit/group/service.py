@@ -133,9 +133,6 @@ class GroupCoordinatorService:
         self._response_listeners.append(listener)
         return lambda: self._response_listeners.remove(listener)
 
-    def _watch(self, api: str, group_id: str, request: Any) -> _Watch | None:
-        return _Watch(self, api, group_id, request) if self._response_listeners else None
-
     def partition_for(self, group_id: str) -> TopicPartition:
         tp = self._partitions.get(group_id)
         if tp is None:
@@ -207,7 +204,8 @@ class GroupCoordinatorService:
 
     def join_group(self, ctx: RequestContext, request: JoinGroupRequest
                    ) -> CoordinatorFuture[JoinGroupResponse]:
-        watch = self._watch("JoinGroup", request.group_id, request)
+        watch = (_Watch(self, "JoinGroup", request.group_id, request)
+                 if self._response_listeners else None)  # only while watched
 
         def error(e: Errors) -> JoinGroupResponse:
             return JoinGroupResponse(e, member_id=request.member_id)
@@ -228,7 +226,8 @@ class GroupCoordinatorService:
 
     def sync_group(self, ctx: RequestContext, request: SyncGroupRequest
                    ) -> CoordinatorFuture[SyncGroupResponse]:
-        watch = self._watch("SyncGroup", request.group_id, request)
+        watch = (_Watch(self, "SyncGroup", request.group_id, request)
+                 if self._response_listeners else None)  # only while watched
         bad = self._check_group_id(request.group_id)
         if bad is not None:
             future = self._failed(CoordinatorFuture("classic-group-sync"),
@@ -243,7 +242,8 @@ class GroupCoordinatorService:
 
     def heartbeat(self, ctx: RequestContext, request: HeartbeatRequest
                   ) -> CoordinatorFuture[HeartbeatResponse]:
-        watch = self._watch("Heartbeat", request.group_id, request)
+        watch = (_Watch(self, "Heartbeat", request.group_id, request)
+                 if self._response_listeners else None)  # only while watched
         bad = self._check_group_id(request.group_id)
         if bad is not None:
             future = self._failed(CoordinatorFuture("classic-group-heartbeat"),
@@ -263,7 +263,8 @@ class GroupCoordinatorService:
 
     def leave_group(self, ctx: RequestContext, request: LeaveGroupRequest
                     ) -> CoordinatorFuture[LeaveGroupResponse]:
-        watch = self._watch("LeaveGroup", request.group_id, request)
+        watch = (_Watch(self, "LeaveGroup", request.group_id, request)
+                 if self._response_listeners else None)  # only while watched
         bad = self._check_group_id(request.group_id)
         if bad is not None:
             future = self._failed(CoordinatorFuture("classic-group-leave"),
@@ -277,7 +278,8 @@ class GroupCoordinatorService:
 
     def commit_offsets(self, ctx: RequestContext, request: OffsetCommitRequest
                        ) -> CoordinatorFuture[OffsetCommitResponse]:
-        watch = self._watch("OffsetCommit", request.group_id or "", request)
+        watch = (_Watch(self, "OffsetCommit", request.group_id or "", request)
+                 if self._response_listeners else None)  # only while watched
 
         def error(e: Errors) -> OffsetCommitResponse:
             return OffsetCommitResponse({tp: e for tp in request.offsets}, e)
@@ -295,7 +297,8 @@ class GroupCoordinatorService:
 
     def fetch_offsets(self, ctx: RequestContext, request: OffsetFetchRequest
                       ) -> CoordinatorFuture[OffsetFetchResponse]:
-        watch = self._watch("OffsetFetch", request.group_id, request)
+        watch = (_Watch(self, "OffsetFetch", request.group_id, request)
+                 if self._response_listeners else None)  # only while watched
         future = self._fetch_offsets(request, watch)
         return future if watch is None else watch.attach(future)
 
