@@ -163,7 +163,8 @@ def main() -> None:
 
     bg = [big_group(members, args.poll_ms) for _ in range(args.repeat)]
     print(f"big group: {members:,} members Stable after "
-          f"{_range([b['wall_s'] for b in bg], '{:.2f}')} wall s ({_range([b['cpu_s'] for b in bg], '{:.2f}')} CPU s; "
+          f"{_range([b['wall_s'] for b in bg], '{:.2f}')} wall s "
+          f"({_range([b['cpu_s'] for b in bg], '{:.2f}')} CPU s; "
           f"{bg[0]['virtual_ms'] / 1000:.1f} virtual s, generation {bg[0]['generation']})")
 
 
