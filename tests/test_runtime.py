@@ -365,6 +365,34 @@ def test_records_are_replayed_at_their_log_offsets():
     assert [b.base_offset for b in sb.partition().leader.batches] == [0, 1]
 
 
+def test_batches_fill_up_to_max_message_bytes_atomic_whole_non_atomic_split():
+    """Spec §1.5 step 2.4: an atomic write that does not fit the open batch goes whole into a
+    new one; a non-atomic write's records are split across batches. Every batch's size is its
+    v2 size, record by record at its offset delta."""
+    from coordinator_kit.runtime.partition import LogBatch
+    sb = loaded(append_linger_ms=10)
+    p = sb.partition()
+    p.max_message_bytes = 400
+    rt, tp = sb.leader(), sb.tp()
+
+    def many(prefix, n, atomic):
+        records = [kv_record(f"{prefix}{i}", "v" * 30) for i in range(n)]
+        return rt.schedule_write_operation(
+            prefix, tp, lambda s: CoordinatorResult(records, prefix, is_atomic=atomic))
+
+    first = sb.put("a", "1")
+    atomic = many("at", 4, True)  # fits after "a"
+    whole = many("wh", 5, True)  # does not fit after the 5 records: a new batch
+    split = many("sp", 12, False)  # larger than a batch: spread over batches
+    sb.run_for(30)
+    assert all(f.done() and not f.failed() for f in (first, atomic, whole, split))
+    batches = list(p.leader.batches)
+    assert [len(b.records) for b in batches[:2]] == [5, 5]
+    assert sum(len(b.records) for b in batches) == 1 + 4 + 5 + 12 and len(batches) >= 4
+    for b in batches:
+        assert b.size_in_bytes == LogBatch.measure(b.records) <= 400
+
+
 # --------------------------------------------------------------------------------------------
 # §1.9 linger
 

@@ -43,8 +43,12 @@ class DeferredEventQueue:
         offsets = self._offsets
         if offsets and offset < offsets[-1]:
             self._refuse(offset)
-        offsets.extend(repeat(offset, len(events)))
-        self._events.extend(events)
+        if len(events) == 1:  # a batch of one write (every batch at linger 0)
+            offsets.append(offset)
+            self._events.append(events[0])
+        else:
+            offsets.extend(repeat(offset, len(events)))
+            self._events.extend(events)
 
     def _refuse(self, offset: int) -> None:
         last_offset = self._offsets[-1]

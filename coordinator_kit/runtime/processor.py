@@ -132,14 +132,17 @@ class DeterministicEventProcessor(EventProcessor):
             limit = self.max_events_per_step
             scheduler = self.scheduler
             heap = scheduler._heap
-            thread = self.thread_name
+            log = self.log
+            if log is not None and log.trace.threshold <= _DEBUG:  # P-EXEC is a DEBUG line
+                log = self._thread_log(log, self.thread_name)
+            else:
+                log = None
             ran = 0
             while True:
                 self.events_run += 1
                 ran += 1
-                log = self.log
-                if log is not None and log.trace.threshold <= _DEBUG:  # P-EXEC: a DEBUG line
-                    self._thread_log(log, thread).log("P-EXEC", event=event)
+                if log is not None:
+                    log.log("P-EXEC", event=event)
                 try:
                     event.run()
                 except BaseException as exc:  # an event must never kill the processor

@@ -147,9 +147,6 @@ class _Batch:
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
 
-    def has_room_for(self, nbytes: int) -> bool:
-        return not self.records or self.size + nbytes <= self.max_batch_size
-
 
 class _HighWatermarkListener:
     """Coalesces high-watermark updates into one front-of-queue event per partition."""
@@ -289,8 +286,7 @@ class CoordinatorContext:
         batch (allocating one first) and attach the write to it; then flush if due (§1.9)."""
         if self.state is not _A:
             raise RuntimeError("Coordinator must be active to append records")
-        coordinator = self.coordinator
-        assert coordinator is not None
+        coordinator: SnapshottableCoordinator = self.coordinator  # type: ignore[assignment]
         if not records:
             if self.batch is not None:
                 self.batch.deferred_events.append(event)
@@ -305,39 +301,42 @@ class CoordinatorContext:
         if producer_id != NO_PRODUCER_ID:
             is_atomic = True
             self.flush_current_batch()
-        batch = self.batch
-        if batch is None:
-            batch = self._allocate_batch(producer_id, producer_epoch, now)
+        batch = self.batch or self._allocate_batch(producer_id, producer_epoch, now)
 
         # Serialise and measure every record once, before anything is replayed: its size
-        # without the offset delta varint, from which its size at any delta follows. Kafka's
-        # estimate of an atomic write puts its records at deltas 0..n-1.
+        # without the offset delta varint (`body`), from which its size at any delta follows.
+        # Kafka's estimate of an atomic write puts its records at deltas 0..n-1.
         serialize = rt.serde.serialize
         measured = []
         estimated = RECORD_BATCH_OVERHEAD
         for record in records:
             key, value = serialize(record)
             body = record_body_size(key, value)
-            estimated += record_size_from_body(body, len(measured))
-            measured.append((record, key, value, body))
+            size = record_size_from_body(body, len(measured))
+            estimated += size
+            measured.append((record, key, value, body, size))
         if is_atomic:
             if estimated > batch.max_batch_size:
                 raise Errors.MESSAGE_TOO_LARGE.exception(
                     f"Message batch size is {estimated} bytes in append to partition {self.tp} "
                     f"which exceeds the maximum configured size of {batch.max_batch_size}.")
-            if not batch.has_room_for(estimated - RECORD_BATCH_OVERHEAD):
-                self.flush_current_batch()
+            if batch.records and \
+                    batch.size + estimated - RECORD_BATCH_OVERHEAD > batch.max_batch_size:
+                self.flush_current_batch()  # no room: the write goes whole into a new batch
                 batch = self._allocate_batch(producer_id, producer_epoch, now)
 
-        for record, key, value, body in measured:
-            offset = batch.next_offset
-            size = record_size_from_body(body, offset - batch.base_offset)
-            if not is_atomic and not batch.has_room_for(size):
+        # The estimate measured record i at delta i: where it goes into an empty batch.
+        at_estimate = batch.next_offset == batch.base_offset
+        for record, key, value, body, size in measured:
+            if not at_estimate:
+                size = record_size_from_body(body, batch.next_offset - batch.base_offset)
+            if not is_atomic and batch.records and batch.size + size > batch.max_batch_size:
                 # Non-atomic: the records may span batches.
                 self.flush_current_batch()
                 batch = self._allocate_batch(producer_id, producer_epoch, now)
-                offset = batch.next_offset
+                at_estimate = False
                 size = record_size_from_body(body, 0)
+            offset = batch.next_offset
             try:
                 if replay:
                     coordinator.replay(offset, producer_id, producer_epoch, record)
@@ -360,14 +359,13 @@ class CoordinatorContext:
     def _allocate_batch(self, producer_id: int, producer_epoch: int, now: int) -> _Batch:
         """Open a batch at the last written offset, with its linger timer (§1.9)."""
         rt = self.runtime
-        assert self.coordinator is not None and self.batch is None
-        batch = _Batch(self.coordinator.last_written_offset, now,
-                       rt.writer.max_message_bytes(self.tp), producer_id, producer_epoch)
+        batch = self.batch = _Batch(
+            self.coordinator.last_written_offset,  # type: ignore[union-attr]
+            now, rt.writer.max_message_bytes(self.tp), producer_id, producer_epoch)
         linger = rt.config.append_linger_ms
         if linger > 0:
             batch.linger = rt.scheduler.call_later(linger, self._linger_expired, batch,
                                                    name=f"linger {self.tp}")
-        self.batch = batch
         return batch
 
     def _linger_expired(self, batch: _Batch) -> None:
@@ -384,18 +382,17 @@ class CoordinatorContext:
             pass
 
     def flush_current_batch(self) -> None:
+        """Append the open batch to the log and park its writes until the HWM passes it."""
         batch = self.batch
         if batch is None:
             return
         rt = self.runtime
-        coordinator = self.coordinator
-        assert coordinator is not None
         try:
             # batch.size is the batch's size in the log (each record measured at its offset
             # delta), so the partition need not measure the records again.
             offset = rt.writer.append(self.tp, batch.records, batch.producer_id,
                                       batch.producer_epoch, None, batch.size)
-            coordinator.update_last_written_offset(offset)
+            self.coordinator.update_last_written_offset(offset)  # type: ignore[union-attr]
             if offset != batch.next_offset:
                 rt.log.log("R-OUT-OF-SYNC", tp=self.tp, offset=offset, expected=batch.next_offset)
                 self.transition_to(CoordinatorState.FAILED)
@@ -406,7 +403,11 @@ class CoordinatorContext:
                                end_offset=offset, records=len(batch.records), bytes=batch.size,
                                operations=len(batch.deferred_events))
             self.deferred.add_all(offset, batch.deferred_events)
-            self._free_batch()
+            # self._free_batch(), written out: at linger 0 this runs for every write
+            if batch.linger is not None:
+                batch.linger.cancel()
+                batch.linger = None
+            self.batch = None
         except BaseException as exc:
             rt.log.log("R-APPEND-FAIL", tp=self.tp,
                        error=exc.detail if isinstance(exc, KafkaError) else str(exc))
@@ -469,9 +470,8 @@ class _WriteEvent(Generic[T]):
             ctx = rt._contexts.get(self.key)
             if ctx is None or ctx.state is not _A:
                 raise _inactive_error(ctx)
-            assert ctx.coordinator is not None
             op, self.op = self.op, None  # the write keeps its result, not what made it
-            self.result = result = op(ctx.coordinator.shard)
+            self.result = result = op(ctx.coordinator.shard)  # type: ignore[union-attr]
             if result.__class__ is not CoordinatorResult and \
                     not isinstance(result, CoordinatorResult):
                 raise TypeError(f"write operation {self.name!r} must return a "
@@ -597,6 +597,7 @@ class CoordinatorRuntime(Generic[S]):
         self.scheduler = scheduler
         self.trace = trace
         self.config = config or RuntimeConfig()
+        self._write_timeout_ms = self.config.write_timeout_ms  # the config is frozen
         self.log = LogContext(trace, f"broker-{broker_id}", f"[GroupCoordinator id={broker_id}] ")
         self._debug = self.log.enabled("DEBUG")
         self.shard_builder_supplier = shard_builder_supplier
@@ -682,7 +683,7 @@ class CoordinatorRuntime(Generic[S]):
         if self._debug:
             self.log.log("R-SCHED-WRITE", name=name)
         event = _WriteEvent(self, name, tp, op,
-                            self.config.write_timeout_ms if timeout_ms is None else timeout_ms)
+                            self._write_timeout_ms if timeout_ms is None else timeout_ms)
         try:
             self.processor.enqueue_last(event)
         except RejectedExecutionError:
