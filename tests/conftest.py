@@ -4,3 +4,29 @@ The session-scoped Spark fixture (local[1], UTC, UI off, one shuffle partition) 
 here. Keep this module free of pyspark imports at import time: the pure-Python model tests
 must run without a JVM; import pyspark inside the fixture instead.
 """
+
+import os
+import shutil
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for the whole test run (tests using it carry @pytest.mark.spark).
+
+    local[1], one shuffle partition, no UI, no adaptive execution, 1 GB driver, UTC (see
+    shared/reference/jupyter-spark-notes.md §3.5). Skips when there is no Java to run it.
+    """
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark tests need Java 17+ (no `java` on PATH, JAVA_HOME unset)")
+    from coordinator_kit.spark.session import get_session
+
+    session = get_session("local[1]", app_name="coordinator-kit-tests", config={
+        "spark.sql.shuffle.partitions": "1",
+        "spark.default.parallelism": "1",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.driver.memory": "1g",
+    })
+    yield session
+    session.stop()

@@ -213,107 +213,88 @@ class Alternative:
 
 @dataclass
 class Classifier:
-    """Many alternatives -> one combined regex for "which", one regex each for "what".
+    """Many alternatives -> which one matched and its slots, in at most two regex passes.
 
-    Spark: `combined` runs on `text + suffix`; group 1 is a 2-character code and
-    `index(code)` its alternative. `extract[i]` runs on the same `text + suffix` and, through
-    `replacement[i]` (Java `$n` syntax), writes the slots in `slots` order separated by SEP,
-    followed by one more SEP and the rest of the code table (ignored).
+    The alternatives are cut into buckets of `bucket_size` (in order). Spark runs:
 
-    Python: `match(text)` runs one equivalent pattern (same alternatives, same order, same
-    trie, `\\Z` for the sentinel, an empty marker group ending each alternative), so a line is
-    matched once; `match_two_step` does exactly what Spark does, for the tests to compare.
+    1. `combined` on `text + suffix` (skipped when there is one bucket): every alternative of
+       bucket *b* ends with `\\x00.{b}`, and the shared group after the alternation captures
+       code *b* (window *b* of `table`);
+    2. `buckets[b]` = (regex, replacement) with `regexp_replace` on the same `text + suffix`:
+       alternative *j* of the bucket ends with `\\x00.{j}(..)`, so the replacement writes
+       code *j*, then the slots in `slots` order, all separated by SEP (then one more SEP and
+       what is left of the code table, ignored).
+
+    One regex per alternative would make Spark generate and compile a CASE of hundreds of
+    regexes; one regex for all would make the replacement hundreds of `$n` long, parsed again
+    on every row; buckets keep both small. Inside a bucket the alternatives keep their order,
+    so the same one matches as in `combined`.
+
+    Python: `match(text)` runs one equivalent pattern (same alternatives, order and trie, `\\Z`
+    for the sentinel, an empty marker group ending each alternative); `match_two_step` does
+    what Spark does, for the tests to compare.
     """
 
     alternatives: list[Alternative]
     slots: tuple[str, ...]
     prefix_regex: str = ""   # optional shared prefix, with its own slot markers
+    bucket_size: int = 16
     table: str = field(init=False)
     suffix: str = field(init=False)
-    combined: str = field(init=False)
-    extract: list[str] = field(init=False)
-    groups: list[list[str]] = field(init=False)        # slot of each group, per alternative
-    replacement: list[str] = field(init=False)
+    combined: str | None = field(init=False)
+    buckets: list[tuple[str, str]] = field(init=False)
     python: str = field(init=False)
 
     def __post_init__(self) -> None:
-        n = len(self.alternatives)
-        self.table = _code_table(n)
+        n, size = len(self.alternatives), self.bucket_size
+        n_buckets = (n + size - 1) // size
+        self.table = _code_table(max(n_buckets, min(n, size)))
         self.suffix = "\x00" + self.table
         keep = set(self.slots)
-        items, py_items = [], []
-        self._named_items: list[tuple[list[str], str]] = []
-        self.extract, self.groups, self.replacement = [], [], []
         if self.prefix_regex and not all(a.prefix for a in self.alternatives):
             raise ValueError("with a shared prefix, every alternative must take it")
         prefix_plain = _convert(self.prefix_regex, set())[0] if self.prefix_regex else ""
-        prefix_kept, prefix_slots = _convert(self.prefix_regex, keep) if self.prefix_regex \
-            else ("", [])
         prefix_named = _convert(self.prefix_regex, keep, "p")[0] if self.prefix_regex else ""
+        prefix_slots = _convert(self.prefix_regex, keep)[1] if self.prefix_regex else []
+        items, py_items, named_items = [], [], []
         self._py_slots: list[list[tuple[str, str]]] = []
         for i, alt in enumerate(self.alternatives):
             plain = _convert(alt.regex, set())[0]
             tokens = _literal_prefix(plain)
             lead = len("".join(tokens))
-            skip = f".{{{i}}}" if i else ""
-            items.append((tokens, plain[lead:] + _END + skip))
+            b, j = divmod(i, size)
+            items.append((tokens, plain[lead:] + _END + (f".{{{b}}}" if b else "")))
             named, named_slots = _convert(alt.regex, keep, f"a{i}")
             py_items.append((tokens, named[lead:] + f"\\Z(?P<m{i}>)"))
-            self._named_items.append((tokens, named[lead:] + _END))
-            body, slots = _convert(alt.regex, keep)
-            head = f"(?:{prefix_kept})?" if prefix_kept else ""
-            group_slots = prefix_slots + slots
-            self.extract.append(f"(?s)^{head}{body}{_END}")
-            self.groups.append(group_slots)
-            refs = ["".join(f"${k + 1}" for k, s in enumerate(group_slots) if s == slot)
-                    for slot in self.slots]
-            self.replacement.append(SEP.join(refs) + SEP)
+            named_items.append((tokens, named[lead:] + _END + (f".{{{j}}}" if j else "")
+                                + f"(?P<c{i}>..)"))
             self._py_slots.append([(f"p_{k}", s) for k, s in enumerate(prefix_slots)]
                                   + [(f"a{i}_{k}", s) for k, s in enumerate(named_slots)])
         head = f"(?:{prefix_plain})?" if prefix_plain else ""
-        self.combined = f"(?s)^{head}(?:{_trie(items)})(..)"
-        py_head = f"(?:{prefix_named})?" if prefix_named else ""
-        self._prefix_named = prefix_named
-        self.python = f"(?s){py_head}(?:{_trie(py_items)})"
-
-    def buckets(self, size: int) -> list[tuple[str, str]]:
-        """(pattern, replacement) for alternatives [b*size, (b+1)*size): what Spark runs once
-        the combined regex has said which alternative matched.
-
-        One regex per alternative would make Spark generate (and compile) a CASE with
-        hundreds of regexes; one regex for all would make the replacement string hundreds of
-        `$n` long, parsed again on every row. A bucket of `size` alternatives keeps both small.
-        Within a bucket the alternatives keep their order, so the same one matches.
-        """
-        out = []
-        head = f"(?:{self._prefix_named})?" if self._prefix_named else ""
-        for start in range(0, len(self.alternatives), size):
-            members = list(range(start, min(start + size, len(self.alternatives))))
-            named = f"(?s)^{head}(?:{_trie([self._named_items[i] for i in members])})"
+        self.combined = f"(?s)^{head}(?:{_trie(items)})(..)" if n_buckets > 1 else None
+        named_head = f"(?:{prefix_named})?" if prefix_named else ""
+        self.buckets = []
+        self._bucket_groups: list[list[tuple[int, ...]]] = []   # per bucket: code group per j
+        for start in range(0, n, size):
+            members = range(start, min(start + size, n))
+            named = f"(?s)^{named_head}(?:{_trie([named_items[i] for i in members])})"
             index = re.compile(named).groupindex
-            refs = []
+            refs = ["".join(f"${index[f'c{i}']}" for i in members)]
             for slot in self.slots:
-                numbers = [index[name] for i in members for name, s in self._py_slots[i]
-                           if s == slot and name in index]
-                numbers = sorted(set(numbers))
-                refs.append("".join(f"${n}" for n in numbers))
-            out.append((re.sub(r"\(\?P<[a-z0-9_]+>", "(", named), SEP.join(refs) + SEP))
-        return out
+                numbers = sorted({index[name] for i in members for name, s in self._py_slots[i]
+                                  if s == slot})
+                refs.append("".join(f"${k}" for k in numbers))
+            self.buckets.append((re.sub(r"\(\?P<[a-z0-9_]+>", "(", named), SEP.join(refs) + SEP))
+        self.python = f"(?s){named_head}(?:{_trie(py_items)})"
 
-    @cached_property
-    def _index(self) -> dict[str, int]:
-        return {self.table[i:i + 2]: i for i in range(len(self.alternatives))}
+    @property
+    def n_buckets(self) -> int:
+        return len(self.buckets)
 
-    def index(self, code: str) -> int | None:
-        return self._index.get(code)
-
-    @cached_property
-    def compiled(self) -> re.Pattern[str]:
-        return re.compile(self.combined)
-
-    @cached_property
-    def compiled_extract(self) -> list[re.Pattern[str]]:
-        return [re.compile(rx) for rx in self.extract]
+    def code_index(self, code: str) -> int | None:
+        """The window number of a 2-character code (what Spark gets with `position`)."""
+        at = self.table.find(code) if len(code) == 2 else -1
+        return at if at >= 0 else None
 
     @cached_property
     def _python(self) -> tuple[re.Pattern[str], dict[int, tuple[int, tuple[tuple[int, ...], ...]]]]:
@@ -351,21 +332,31 @@ class Classifier:
             return None
         return found[0], dict(zip(self.slots, found[1]))
 
+    @cached_property
+    def _compiled_spark(self) -> tuple[re.Pattern[str] | None, list[re.Pattern[str]]]:
+        return (re.compile(self.combined) if self.combined else None,
+                [re.compile(rx) for rx, _ in self.buckets])
+
     def match_two_step(self, text: str) -> tuple[int, dict[str, str | None]] | None:
-        """The same answer by Spark's route: combined regex + code table, then extract[i]."""
+        """The same answer by Spark's route: `combined`, then the bucket's regexp_replace."""
+        combined, buckets = self._compiled_spark
         full = text + self.suffix
-        m = self.compiled.match(full)
-        if m is None:
-            return None
-        i = self._index[m.group(1)]
-        g = self.compiled_extract[i].match(full)
-        if g is None:     # cannot happen: the combined regex matched this alternative
-            raise AssertionError(f"{self.alternatives[i].key} matched combined but not alone")
-        values: dict[str, str | None] = {}
-        for slot in self.slots:
-            parts = [g.group(k + 1) or "" for k, s in enumerate(self.groups[i]) if s == slot]
-            values[slot] = "".join(parts) or None
-        return i, values
+        if combined is None:
+            b = 0
+        else:
+            m = combined.match(full)
+            if m is None:
+                return None
+            b = self.code_index(m.group(1))
+        g = buckets[b].match(full)
+        if g is None:
+            if combined is None:
+                return None
+            raise AssertionError(f"bucket {b} matched in the combined regex but not alone")
+        out = re.sub(r"\$(\d+)", lambda r: g.group(int(r.group(1))) or "",
+                     self.buckets[b][1]).split(SEP)
+        j = self.code_index(out[0])
+        return b * self.bucket_size + j, {s: v or None for s, v in zip(self.slots, out[1:])}
 
 
 # -- stage 1: layouts ------------------------------------------------------------------------------
@@ -439,14 +430,6 @@ LAYOUTS: tuple[Layout, ...] = (
 LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON",)
 LAYOUT_SLOTS = ("date", "time", "frac", "tz", "epoch", "level", "logger", "thread", "msg")
 LAYOUT_CLASSIFIER = Classifier([Alternative(lay.id, lay.regex) for lay in LAYOUTS], LAYOUT_SLOTS)
-# The logger slot of a librdkafka layout gets "rdkafka." in front (Spark: in the replacement).
-for _i, _lay in enumerate(LAYOUTS):
-    if _lay.logger_prefix:
-        _slot = LAYOUT_SLOTS.index("logger")
-        _parts = LAYOUT_CLASSIFIER.replacement[_i].split(SEP)
-        _parts[_slot] = _lay.logger_prefix + _parts[_slot]
-        LAYOUT_CLASSIFIER.replacement[_i] = SEP.join(_parts)
-
 # JSON lines: the first key present wins (logstash-logback, ECS, python-json-logger, pino...).
 JSON_KEYS: dict[str, tuple[str, ...]] = {
     "ts": ("@timestamp", "timestamp", "time", "ts", "asctime"),

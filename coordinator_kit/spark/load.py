@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from urllib.parse import unquote
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,42 +75,62 @@ def _session(spark: Any) -> Any:
     return get_session()
 
 
-def _file_column(F: Any) -> Any:
+def _plain_path(uri: str) -> str:
     """`_metadata.file_path` (a URI) as the plain path the Python parser reports."""
-    fp = F.col("_metadata.file_path")
-    plain = F.regexp_replace(fp, "^file:(?://)?", "")
-    return F.when(fp.startswith("file:"), F.try_url_decode(plain)).otherwise(fp)
+    if uri.startswith("file:"):
+        rest = uri[len("file:"):]
+        rest = rest[2:] if rest.startswith("//") else rest
+        return unquote(rest)
+    return uri
 
 
 def _line_offsets(spark: Any, files: list[str]) -> Any:
-    """(file, block, first id, lines before the block) for every block Spark will read."""
+    """(file URI, block, plain path, first id, lines before the block) for every block.
+
+    A counting job with no regex: Spark's text source reads big files in blocks, in parallel,
+    and numbers nothing; `monotonically_increasing_id` is (partition << 33) + row in the
+    partition, so with each block's first id and the line count of the blocks before it, the
+    main pass turns an id back into a line number. Both jobs read the same files with the same
+    settings, so they see the same blocks in the same partitions.
+    """
     F = _F()
     stats = (spark.read.text(files)
-             .select(_file_column(F).alias("file"),
+             .select(F.col("_metadata.file_path").alias("uri"),
                      F.col("_metadata.file_block_start").alias("block"),
                      F.monotonically_increasing_id().alias("rid"))
-             .groupBy("file", "block")
+             .groupBy("uri", "block")
              .agg(F.min("rid").alias("first"), F.count(F.lit(1)).alias("n"))
              .collect())
     rows, before = [], {}
-    for r in sorted(stats, key=lambda r: (r["file"], r["block"])):
-        offset = before.get(r["file"], 0)
-        rows.append((r["file"], int(r["block"]), int(r["first"]), offset))
-        before[r["file"]] = offset + int(r["n"])
-    return spark.createDataFrame(rows, "o_file string, o_block long, first long, before long")
+    for r in sorted(stats, key=lambda r: (r["uri"], r["block"])):
+        offset = before.get(r["uri"], 0)
+        rows.append((r["uri"], int(r["block"]), _plain_path(r["uri"]), int(r["first"]), offset))
+        before[r["uri"]] = offset + int(r["n"])
+    return spark.createDataFrame(
+        rows, "o_uri string, o_block long, o_file string, first long, before long")
 
 
-BUCKET_SIZE = 16
-
-
-def _case(F: Any, index: Any, clf: Classifier, text: Any) -> Any:
-    """CASE index DIV size WHEN b THEN regexp_replace(text, bucket b, its replacement) ... END."""
+def _stage(F: Any, clf: Classifier, text: Any, when: Any) -> tuple[Any, Any]:
+    """(alternative index, split parts) for `text` (already followed by clf.suffix), where
+    `when` holds: the bucket from clf.combined (one regexp_extract), then one regexp_replace
+    of that bucket's regex, selected by CASE. parts[0] is the code inside the bucket,
+    parts[1:] the slots."""
+    if clf.combined is None:
+        bucket = F.when(when, F.lit(0))
+    else:
+        code = F.when(when, F.regexp_extract(text, clf.combined, 1))
+        bucket = F.when(code != "", F.position(code, F.lit(clf.table)) - 1)
     expr = None
-    bucket = F.floor(index / BUCKET_SIZE)
-    for b, (rx, repl) in enumerate(clf.buckets(BUCKET_SIZE)):
+    for b, (rx, repl) in enumerate(clf.buckets):
         branch = F.regexp_replace(text, rx, repl)
         expr = F.when(bucket == b, branch) if expr is None else expr.when(bucket == b, branch)
-    return expr
+    return bucket, F.split(expr, SEP)
+
+
+def _alt_index(F: Any, clf: Classifier, bucket: Any, parts: Any) -> Any:
+    code = F.get(parts, 0)
+    return F.when(F.length(code) == 2,
+                  bucket * clf.bucket_size + F.position(code, F.lit(clf.table)) - 1)
 
 
 def _array(F: Any, values: list[str | None]) -> Any:
@@ -135,25 +156,26 @@ def _classify(df: Any) -> Any:
     v = F.col("value")
     text = F.when(F.is_valid_utf8(v), F.when(v.startswith("\ufeff"), F.expr("substr(value, 2)"))
                   .otherwise(v))
-    s1 = df.select("file", "line", F.make_valid_utf8(v).alias("raw"), text.alias("text"))
+    s1 = df.select("file", "line", F.when(F.is_valid_utf8(v), v).otherwise(F.make_valid_utf8(v))
+                   .alias("raw"), text.alias("text"))
     t = F.col("text")
     c0 = (F.when(t.isNull() | t.rlike(CONTROL_RE), "bad").when(t.rlike(BLANK_RE), "blank")
           .when(t.startswith("{"), "json").otherwise("text"))
     s2 = s1.select("*", c0.alias("c0"))
     c0 = F.col("c0")
 
-    # stage 1: layout
+    # stage 1: layout (one bucket: one regexp_replace)
     t1 = F.concat(t, F.lit(L.suffix))
-    s3 = s2.select("*", F.when(c0 == "text", F.regexp_extract(t1, L.combined, 1)).alias("lcode"))
-    lidx = F.when(F.col("lcode") != "", F.position(F.col("lcode"), F.lit(L.table)) - 1)
-    s4 = s3.select("*", lidx.alias("lidx"))
-    lparts = F.split(_case(F, F.col("lidx"), L, t1), SEP)
+    lbucket, lparts = _stage(F, L, t1, c0 == "text")
+    s3 = s2.select("*", lparts.alias("lp0"), lbucket.alias("lbucket"))
+    s4 = s3.select("*", _alt_index(F, L, F.col("lbucket"), F.col("lp0")).alias("lidx"))
+    lparts = F.slice(F.col("lp0"), 2, len(L.slots))
     json_text = F.when(t.endswith(","), F.expr("substr(text, 1, length(text) - 1)")).otherwise(t)
     keys = sorted({k for ks in JSON_KEYS.values() for k in ks})
     json_schema = ", ".join(f"`{k}` STRING" for k in keys) + ", `_corrupt_record` STRING"
     j = F.from_json(json_text, json_schema,
                     {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt_record"})
-    s5 = s4.select("*", F.when(c0 == "text", lparts).alias("lp"),
+    s5 = s4.select("*", F.when(F.col("lidx").isNotNull(), lparts).alias("lp"),
                    F.when(c0 == "json", j).alias("j"))
 
     def jget(name: str) -> Any:
@@ -161,6 +183,7 @@ def _classify(df: Any) -> Any:
 
     lp = F.col("lp")
     layout_ids = _array(F, [lay.id for lay in LAYOUTS])
+    logger_prefixes = _array(F, [lay.logger_prefix for lay in LAYOUTS])   # "rdkafka." or ""
     jts = jget("ts")
     jiso = F.when(jts.rlike(JSON_TS_RE), F.split(F.regexp_replace(jts, JSON_TS_RE,
                                                                   f"$1{SEP}$2{SEP}$3{SEP}$4"),
@@ -180,7 +203,9 @@ def _classify(df: Any) -> Any:
         .otherwise(F.try_element_at(layout_ids, F.col("lidx") + 1)).alias("layout"),
         F.when(c0 == "json", jget("msg")).otherwise(F.get(lp, 8)).alias("msg"),
         F.when(c0 == "json", jget("level")).otherwise(nz(F.get(lp, 5))).alias("level0"),
-        F.when(c0 == "json", jget("logger")).otherwise(nz(F.get(lp, 6))).alias("logger0"),
+        F.when(c0 == "json", jget("logger"))
+        .otherwise(F.concat(F.try_element_at(logger_prefixes, F.col("lidx") + 1),
+                            nz(F.get(lp, 6)))).alias("logger0"),
         F.when(c0 == "json", jget("thread")).otherwise(nz(F.get(lp, 7))).alias("thread0"),
         F.when(c0 == "json",
                F.when(jnum, _ts(F, F.lit(None), F.lit(None), F.lit(None), F.lit(None), jts,
@@ -191,14 +216,15 @@ def _classify(df: Any) -> Any:
                        nz(F.get(lp, 4)), F.lit(1_000_000))).alias("ts0"),
     )
 
-    # stage 2: message
+    # stage 2: message (regexp_extract for the bucket, one regexp_replace in it)
     rec = F.col("is_record")
     t2 = F.concat(F.col("msg"), F.lit(M.suffix))
-    s7 = s6.select("*", F.when(rec, F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
-    s8 = s7.select("*", F.when(F.col("mcode") != "", F.position(F.col("mcode"), F.lit(M.table))
-                               - 1).alias("midx"))
+    s7 = s6.select("*", t2.alias("t2"))
+    mbucket, mparts = _stage(F, M, F.col("t2"), rec)
+    s8 = s7.select("*", mbucket.alias("mbucket"), mparts.alias("mp0"))
+    s9 = s8.select("*", _alt_index(F, M, F.col("mbucket"), F.col("mp0")).alias("midx"),
+                   F.slice(F.col("mp0"), 2, len(M.slots)).alias("mp"))
     midx = F.col("midx")
-    s9 = s8.select("*", F.split(_case(F, midx, M, t2), SEP).alias("mp"))
     mp = F.col("mp")
 
     def slot(name: str) -> Any:
@@ -271,12 +297,12 @@ def load_lines(paths: PathsArg, spark: Any = None) -> Any:
     files = resolve_files(paths)
     offsets = _line_offsets(spark, files)
     raw = spark.read.text(files).select(
-        "value", _file_column(F).alias("file"),
+        "value", F.col("_metadata.file_path").alias("uri"),
         F.col("_metadata.file_block_start").alias("block"),
         F.monotonically_increasing_id().alias("rid"))
-    numbered = raw.join(F.broadcast(offsets), (raw["file"] == offsets["o_file"])
+    numbered = raw.join(F.broadcast(offsets), (raw["uri"] == offsets["o_uri"])
                         & (raw["block"] == offsets["o_block"]))
-    lines = numbered.select("value", "file",
+    lines = numbered.select("value", F.col("o_file").alias("file"),
                             (F.col("rid") - F.col("first") + F.col("before") + 1).alias("line"))
     return _classify(lines)
 
