@@ -69,7 +69,6 @@ class SnapshottableHashTable(Generic[K, V]):
         self._registry = registry
         self._live: dict[K, Element] = {}
         self._next_seq = 0
-        self._id = id(self)  # this table's key in a snapshot's deltas
         registry.register(self)
 
     # ----------------------------------------------------------------- reads
@@ -147,13 +146,10 @@ class SnapshottableHashTable(Generic[K, V]):
         if prev is not None and prev[START_EPOCH] > newest_epoch:
             return prev  # _stash: the replaced element is in no snapshot
         # _tier(prev_size): the first change since the newest snapshot remembers its size
-        deltas = newest._deltas
-        tier = deltas.get(self._id)
+        tier = newest._delta if newest._owner is self else newest.get_delta(self)
         if tier is None:
             tier = HashTier(prev_size)
-            deltas[self._id] = (self, tier)
-        else:
-            tier = tier[1]
+            newest.set_delta(self, tier)
         if prev is not None:
             if tier.stash is None:
                 tier.stash = {prev[KEY]: prev}

@@ -47,25 +47,50 @@ def read_epoch(epoch: int | None) -> int:
 class Snapshot:
     """One point in time: an epoch plus one delta per structure that changed after it.
 
-    Internal to the package. Deltas are keyed by ``id(owner)`` because structures may be
+    Internal to the package. The first structure to change after the snapshot keeps its
+    delta in the snapshot itself (`_owner`, `_delta`): a coordinator takes a snapshot per
+    batch, and with a single map changed per batch (the key-value shard at linger 0) a dict
+    and a pair per snapshot would be two more objects for the garbage collector to walk.
+    Further structures go into `_more`, keyed by ``id(owner)`` because structures may be
     unhashable (maps compare by content); the registry keeps every owner alive.
     """
 
-    __slots__ = ("epoch", "_deltas")
+    __slots__ = ("epoch", "_owner", "_delta", "_more")
 
     def __init__(self, epoch: int) -> None:
         self.epoch = epoch
-        self._deltas: dict[int, tuple[Revertable, Delta]] = {}
+        self._owner: Revertable | None = None
+        self._delta: Delta | None = None
+        self._more: dict[int, tuple[Revertable, Delta]] | None = None
 
     def get_delta(self, owner: Revertable) -> Any:
-        found = self._deltas.get(id(owner))
-        return None if found is None else found[1]
+        if self._owner is owner:
+            return self._delta
+        if self._more is not None:
+            found = self._more.get(id(owner))
+            if found is not None:
+                return found[1]
+        return None
 
     def set_delta(self, owner: Revertable, delta: Delta) -> None:
-        self._deltas[id(owner)] = (owner, delta)
+        if self._owner is None or self._owner is owner:
+            self._owner, self._delta = owner, delta
+        else:
+            if self._more is None:
+                self._more = {}
+            self._more[id(owner)] = (owner, delta)
+
+    def deltas(self) -> list[tuple[Revertable, Delta]]:
+        """(owner, delta) pairs, in the order the structures first changed."""
+        out: list[tuple[Revertable, Delta]] = []
+        if self._owner is not None:
+            out.append((self._owner, self._delta))  # type: ignore[arg-type]
+        if self._more is not None:
+            out += self._more.values()
+        return out
 
     def handle_revert(self) -> None:
-        for owner, delta in list(self._deltas.values()):
+        for owner, delta in self.deltas():
             owner.execute_revert(self.epoch, delta)
 
     def merge_from(self, source: Snapshot) -> None:
@@ -74,16 +99,16 @@ class Snapshot:
         A structure with no delta here simply adopts the newer delta object; otherwise the
         newer delta is folded into ours, which keeps only what existed at our epoch.
         """
-        for key, (owner, delta) in source._deltas.items():
-            mine = self._deltas.get(key)
+        for owner, delta in source.deltas():
+            mine = self.get_delta(owner)
             if mine is None:
-                self._deltas[key] = (owner, delta)
+                self.set_delta(owner, delta)
             else:
-                mine[1].merge_from(self.epoch, delta)
+                mine.merge_from(self.epoch, delta)
         source.erase()
 
     def erase(self) -> None:
-        self._deltas = {}
+        self._owner = self._delta = self._more = None
 
     def __repr__(self) -> str:
         return f"Snapshot(epoch={self.epoch})"
