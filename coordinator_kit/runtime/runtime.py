@@ -508,6 +508,9 @@ class _WriteEvent(Generic[T]):
             if result is not None and result.append_future is not None:
                 result.append_future.complete_exceptionally(exc)
             self.future.complete_exceptionally(exc)
+        # A completed write lets go of its result (records, response): the timeout lane may
+        # hold the event itself a while longer, until it drops completed timeouts.
+        self.result = None
         timeout = self._timeout
         if timeout is not None:
             if timeout is not _IN_LANE:
