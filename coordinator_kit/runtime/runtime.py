@@ -310,11 +310,13 @@ class CoordinatorContext:
         measured = []
         estimated = RECORD_BATCH_OVERHEAD
         for record in records:
-            key, value = serialize(record)
-            body = record_body_size(key, value)
+            key_value = serialize(record)  # (key bytes, value bytes or None): goes in the batch
+            if key_value.__class__ is not tuple:
+                key_value = tuple(key_value)
+            body = record_body_size(*key_value)
             size = record_size_from_body(body, len(measured))
             estimated += size
-            measured.append((record, key, value, body, size))
+            measured.append((record, key_value, body, size))
         if is_atomic:
             if estimated > batch.max_batch_size:
                 raise Errors.MESSAGE_TOO_LARGE.exception(
@@ -327,7 +329,7 @@ class CoordinatorContext:
 
         # The estimate measured record i at delta i: where it goes into an empty batch.
         at_estimate = batch.next_offset == batch.base_offset
-        for record, key, value, body, size in measured:
+        for record, key_value, body, size in measured:
             if not at_estimate:
                 size = record_size_from_body(body, batch.next_offset - batch.base_offset)
             if not is_atomic and batch.records and batch.size + size > batch.max_batch_size:
@@ -340,7 +342,7 @@ class CoordinatorContext:
             try:
                 if replay:
                     coordinator.replay(offset, producer_id, producer_epoch, record)
-                batch.records.append((key, value))
+                batch.records.append(key_value)
                 batch.size += size
                 batch.next_offset = offset + 1
             except Exception as exc:
