@@ -146,10 +146,17 @@ class SnapshottableHashTable(Generic[K, V]):
         if prev is not None and prev[START_EPOCH] > newest_epoch:
             return prev  # _stash: the replaced element is in no snapshot
         # _tier(prev_size): the first change since the newest snapshot remembers its size
-        tier = newest._delta if newest._owner is self else newest.get_delta(self)
-        if tier is None:
-            tier = HashTier(prev_size)
-            newest.set_delta(self, tier)
+        owner = newest._owner
+        if owner is self:
+            tier = newest._delta
+        elif owner is None:  # the first structure to change since the snapshot was taken
+            tier = newest._delta = HashTier(prev_size)
+            newest._owner = self
+        else:
+            tier = newest.get_delta(self)
+            if tier is None:
+                tier = HashTier(prev_size)
+                newest.set_delta(self, tier)
         if prev is not None:
             if tier.stash is None:
                 tier.stash = {prev[KEY]: prev}
