@@ -67,21 +67,29 @@ def test_spark_rows_equal_the_python_parsers_rows_on_every_sample(spark, kit_log
     assert parsed.counts() == expected.counts
 
 
-def test_line_numbers_survive_files_split_into_many_blocks(spark, kit_log):
-    """Spark reads a big file in blocks; the counting pass maps ids back to line numbers."""
+def test_line_numbers_survive_files_split_into_many_blocks(spark, kit_log, tmp_path):
+    """Spark reads a big file in blocks; each row's line number still matches the Python
+    parser's, with \\n, \\r\\n and lone \\r line ends falling on block boundaries."""
+    mixed = tmp_path / "mixed-line-ends.log"
+    lines = kit_log.read_text().splitlines()[:400]
+    ends = [b"\n", b"\r\n", b"\r", b"\r\n\n"]
+    mixed.write_bytes(b"".join(line.encode() + ends[i % 4] for i, line in enumerate(lines)))
     conf = spark.conf
     old = conf.get("spark.sql.files.maxPartitionBytes")
-    conf.set("spark.sql.files.maxPartitionBytes", "8192")
+    conf.set("spark.sql.files.maxPartitionBytes", "8191")
     try:
-        events = load_logs([kit_log, DATA / "multiline.log"], spark)
-        blocks = load_lines(kit_log, spark).select("file").rdd.getNumPartitions()
-        got = [(r["file"], r["line"], r["event"]) for r in
-               events.select("file", "line", "event").collect()]
+        files = [kit_log, mixed, DATA / "multiline.log", DATA / "garbage.log"]
+        parsed = parse_logs(files, spark)
+        blocks = parsed.lines.select("file").rdd.getNumPartitions()
+        got = [(r["file"], r["line"], "event") for r in parsed.events.collect()] + \
+            [(r["file"], r["line"], "quarantine") for r in parsed.quarantine.collect()]
     finally:
         conf.set("spark.sql.files.maxPartitionBytes", old)
-    assert blocks > 5
-    expected = parse_paths([kit_log, DATA / "multiline.log"]).events
-    assert sorted(got) == sorted((e["file"], e["line"], e["event"]) for e in expected)
+    assert blocks > 20
+    expected = parse_paths(files)
+    want = [(e["file"], e["line"], "event") for e in expected.events] + \
+        [(q["file"], q["line"], "quarantine") for q in expected.quarantine]
+    assert sorted(got) == sorted(want)
 
 
 def test_write_parsed_writes_both_files_in_one_pass_and_counts_add_up(spark, tmp_path):

@@ -25,6 +25,7 @@ among the continuation rows only (small), so the big data is never shuffled.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import uuid
 from urllib.parse import unquote
@@ -41,7 +42,7 @@ from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINU
                              MESSAGE_ENTRIES, SEP, Classifier)
 
 __all__ = ["load_logs", "load_lines", "parse_logs", "write_parsed", "ParsedLogs", "resolve_files",
-           "attach_continuations"]
+           "attach_continuations", "lines_before"]
 
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
@@ -110,21 +111,27 @@ def _line_offsets(spark: Any, files: list[str]) -> Any:
         rows, "o_uri string, o_block long, o_file string, first long, before long")
 
 
-def _stage(F: Any, clf: Classifier, text: Any, when: Any) -> tuple[Any, Any]:
-    """(alternative index, split parts) for `text` (already followed by clf.suffix), where
-    `when` holds: the bucket from clf.combined (one regexp_extract), then one regexp_replace
-    of that bucket's regex, selected by CASE. parts[0] is the code inside the bucket,
-    parts[1:] the slots."""
+def _stage(F: Any, df: Any, clf: Classifier, text: str, when: Any, name: str) -> Any:
+    """df + `{name}_bucket` and `{name}_parts` for column `text` (already followed by
+    clf.suffix), where `when` holds: the bucket from clf.combined (one regexp_extract), then
+    one regexp_replace of that bucket's regex, selected by CASE. parts[0] is the code inside
+    the bucket, parts[1:] the slots. Each step is its own column, so that no regex is
+    evaluated twice (an expression used twice in one projection would be)."""
+    col = F.col(text)
     if clf.combined is None:
-        bucket = F.when(when, F.lit(0))
+        df = df.select("*", F.when(when, F.lit(0)).alias(f"{name}_bucket"))
     else:
-        code = F.when(when, F.regexp_extract(text, clf.combined, 1))
-        bucket = F.when(code != "", F.position(code, F.lit(clf.table)) - 1)
+        df = df.select("*", F.when(when, F.regexp_extract(col, clf.combined, 1))
+                       .alias(f"{name}_code"))
+        code = F.col(f"{name}_code")
+        df = df.select("*", F.when(code != "", F.position(code, F.lit(clf.table)) - 1)
+                       .alias(f"{name}_bucket"))
+    bucket = F.col(f"{name}_bucket")
     expr = None
     for b, (rx, repl) in enumerate(clf.buckets):
-        branch = F.regexp_replace(text, rx, repl)
+        branch = F.regexp_replace(col, rx, repl)
         expr = F.when(bucket == b, branch) if expr is None else expr.when(bucket == b, branch)
-    return bucket, F.split(expr, SEP)
+    return df.select("*", F.split(expr, SEP).alias(f"{name}_parts"))
 
 
 def _alt_index(F: Any, clf: Classifier, bucket: Any, parts: Any) -> Any:
@@ -165,29 +172,29 @@ def _classify(df: Any) -> Any:
     c0 = F.col("c0")
 
     # stage 1: layout (one bucket: one regexp_replace)
-    t1 = F.concat(t, F.lit(L.suffix))
-    lbucket, lparts = _stage(F, L, t1, c0 == "text")
-    s3 = s2.select("*", lparts.alias("lp0"), lbucket.alias("lbucket"))
-    s4 = s3.select("*", _alt_index(F, L, F.col("lbucket"), F.col("lp0")).alias("lidx"))
-    lparts = F.slice(F.col("lp0"), 2, len(L.slots))
+    s3 = _stage(F, s2.select("*", F.concat(t, F.lit(L.suffix)).alias("t1")), L, "t1",
+                c0 == "text", "l")
+    s4 = s3.select("*", _alt_index(F, L, F.col("l_bucket"), F.col("l_parts")).alias("lidx"))
+    lparts = F.slice(F.col("l_parts"), 2, len(L.slots))
     json_text = F.when(t.endswith(","), F.expr("substr(text, 1, length(text) - 1)")).otherwise(t)
     keys = sorted({k for ks in JSON_KEYS.values() for k in ks})
     json_schema = ", ".join(f"`{k}` STRING" for k in keys) + ", `_corrupt_record` STRING"
     j = F.from_json(json_text, json_schema,
                     {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt_record"})
-    s5 = s4.select("*", F.when(F.col("lidx").isNotNull(), lparts).alias("lp"),
-                   F.when(c0 == "json", j).alias("j"))
+    s5a = s4.select("*", F.when(F.col("lidx").isNotNull(), lparts).alias("lp"),
+                    F.when(c0 == "json", j).alias("j"))
 
     def jget(name: str) -> Any:
         return F.coalesce(*[F.col("j").getField(k) for k in JSON_KEYS[name]])
 
+    s5b = s5a.select("*", jget("ts").alias("jts"))
+    jts = F.col("jts")
+    s5 = s5b.select("*", F.when(jts.rlike(JSON_TS_RE), F.split(F.regexp_replace(
+        jts, JSON_TS_RE, f"$1{SEP}$2{SEP}$3{SEP}$4"), SEP)).alias("jiso"))
+    jiso = F.col("jiso")
     lp = F.col("lp")
     layout_ids = _array(F, [lay.id for lay in LAYOUTS])
     logger_prefixes = _array(F, [lay.logger_prefix for lay in LAYOUTS])   # "rdkafka." or ""
-    jts = jget("ts")
-    jiso = F.when(jts.rlike(JSON_TS_RE), F.split(F.regexp_replace(jts, JSON_TS_RE,
-                                                                  f"$1{SEP}$2{SEP}$3{SEP}$4"),
-                                                 SEP))
     jnum = jts.rlike("^[0-9]+(?:\\.[0-9]+)?$")
     jmillis = F.length(F.substring_index(jts, ".", 1)) > 11
 
@@ -218,12 +225,10 @@ def _classify(df: Any) -> Any:
 
     # stage 2: message (regexp_extract for the bucket, one regexp_replace in it)
     rec = F.col("is_record")
-    t2 = F.concat(F.col("msg"), F.lit(M.suffix))
-    s7 = s6.select("*", t2.alias("t2"))
-    mbucket, mparts = _stage(F, M, F.col("t2"), rec)
-    s8 = s7.select("*", mbucket.alias("mbucket"), mparts.alias("mp0"))
-    s9 = s8.select("*", _alt_index(F, M, F.col("mbucket"), F.col("mp0")).alias("midx"),
-                   F.slice(F.col("mp0"), 2, len(M.slots)).alias("mp"))
+    s7 = s6.select("*", F.concat(F.col("msg"), F.lit(M.suffix)).alias("t2"))
+    s8 = _stage(F, s7, M, "t2", rec, "m")
+    s9 = s8.select("*", _alt_index(F, M, F.col("m_bucket"), F.col("m_parts")).alias("midx"),
+                   F.slice(F.col("m_parts"), 2, len(M.slots)).alias("mp"))
     midx = F.col("midx")
     mp = F.col("mp")
 
@@ -289,13 +294,95 @@ def _classify(df: Any) -> Any:
     return s10.select(*[c.alias(name) for name, c in columns.items()], k.alias("kind"))
 
 
+_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+               "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40}
+# Hadoop codecs by extension: such files are decompressed by Spark, not read as bytes.
+_COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".br", ".xz")
+
+
+def _bytes(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in _BYTE_UNITS:
+        raise ValueError(f"cannot read the byte size {text!r}")
+    return int(m.group(1)) * _BYTE_UNITS[m.group(2).lower()]
+
+
+def lines_before(path: str | os.PathLike[str], starts: list[int]) -> dict[int, int]:
+    """For each block start s > 0 of a file, how many of its lines belong to earlier blocks.
+
+    Hadoop's LineReader (Spark's text source) gives a block [s, e) the lines that start in
+    (s, e]: so the count is the number of line starts p <= s, that is 1 + the line
+    terminators (\\n, \\r\\n, lone \\r) whose next line starts at or before s.
+    """
+    out: dict[int, int] = {}
+    lf = cr = crlf = 0
+    pos, prev = 0, b""
+    with open(path, "rb") as f:
+        for s in sorted(starts):
+            while pos < s:
+                chunk = f.read(min(1 << 24, s - pos))
+                if not chunk:
+                    break
+                lf += chunk.count(b"\n")
+                cr += chunk.count(b"\r")
+                crlf += chunk.count(b"\r\n") + (prev == b"\r" and chunk[:1] == b"\n")
+                pos += len(chunk)
+                prev = chunk[-1:]
+            peek = f.read(1)
+            f.seek(pos)
+            out[s] = 1 + lf + cr - crlf - (prev == b"\r" and peek == b"\n")
+    return out
+
+
+def _local_offsets(spark: Any, files: list[str]) -> Any | None:
+    """(file URI, block, plain path, lines before the block) from the files themselves, or
+    None when a file is not a local, plain file (then `_line_offsets` counts with Spark).
+
+    Relies on one block per partition (`spark.sql.files.openCostInBytes` >=
+    `maxPartitionBytes`, which `load_lines` sets): the row's id within its partition is then
+    its line within the block, and blocks start at multiples of maxPartitionBytes."""
+    if any("://" in f or f.endswith(_COMPRESSED) for f in files):
+        return None
+    block = _bytes(spark.conf.get("spark.sql.files.maxPartitionBytes", "128MB"))
+    uris = spark.read.text(files).inputFiles()
+    by_path = {os.path.normpath(_plain_path(u)): u for u in uris}
+    rows = []
+    for f in files:
+        uri = by_path.get(os.path.normpath(f))
+        if uri is None:
+            return None
+        starts = list(range(block, os.path.getsize(f), block))
+        before = lines_before(f, starts) if starts else {}
+        # `inputFiles` says file:///x where `_metadata.file_path` says file:/x: give both
+        forms = {uri, re.sub("^file:///", "file:/", uri), re.sub("^file:/(?!/)", "file:///", uri)}
+        rows.extend((form, s, f, 0, before.get(s, 0)) for form in sorted(forms)
+                    for s in [0, *starts])
+    return spark.createDataFrame(
+        rows, "o_uri string, o_block long, o_file string, first long, before long")
+
+
 def load_lines(paths: PathsArg, spark: Any = None) -> Any:
     """Every physical line of `paths`, classified: the schema's columns plus `kind` (event,
-    other, continuation, quarantine). Runs a quick line-counting job; the rest is lazy."""
+    other, continuation, quarantine). Lazy; nothing is read yet for local files.
+
+    Line numbers: Spark's text source reads big files in blocks, in parallel, and numbers
+    nothing. This sets `spark.sql.files.openCostInBytes` to `maxPartitionBytes` in the session
+    (each block then gets a partition of its own), counts the lines before each block by
+    reading the local files' bytes (no parsing), and numbers a row from its
+    `monotonically_increasing_id`. Files Python cannot read (hdfs://, s3a://, compressed)
+    are counted by a Spark job instead (`_line_offsets`).
+    """
     spark = _session(spark)
     F = _F()
     files = resolve_files(paths)
-    offsets = _line_offsets(spark, files)
+    spark.conf.set("spark.sql.files.openCostInBytes",
+                   str(_bytes(spark.conf.get("spark.sql.files.maxPartitionBytes", "128MB"))))
+    offsets = _local_offsets(spark, files)
+    if offsets is None:
+        offsets = _line_offsets(spark, files)
+        row_in_block = F.col("rid") - F.col("first")
+    else:
+        row_in_block = F.col("rid").bitwiseAND(F.lit((1 << 33) - 1))
     raw = spark.read.text(files).select(
         "value", F.col("_metadata.file_path").alias("uri"),
         F.col("_metadata.file_block_start").alias("block"),
@@ -303,7 +390,7 @@ def load_lines(paths: PathsArg, spark: Any = None) -> Any:
     numbered = raw.join(F.broadcast(offsets), (raw["uri"] == offsets["o_uri"])
                         & (raw["block"] == offsets["o_block"]))
     lines = numbered.select("value", F.col("o_file").alias("file"),
-                            (F.col("rid") - F.col("first") + F.col("before") + 1).alias("line"))
+                            (row_in_block + F.col("before") + 1).alias("line"))
     return _classify(lines)
 
 
