@@ -18,10 +18,10 @@ FAILED, CLOSED or unknown fails with NOT_COORDINATOR. Nothing is queued until lo
 from __future__ import annotations
 
 import threading
-from operator import attrgetter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from ..clock import Scheduler, TimerHandle, TimerLane
