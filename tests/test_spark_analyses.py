@@ -54,6 +54,19 @@ def everyone_leaves_cluster():
     return c
 
 
+def lost_join_cluster():
+    """consumer-1 is paused through a rebalance longer than the rebalance timeout
+    (max.poll.interval.ms = 10 s): the coordinator completes the join without it (spec §3.4)."""
+    c = new_cluster(0)
+    c.add_consumer("consumer-1", max_poll_interval_ms=10_000)
+    c.add_consumer("consumer-2", max_poll_interval_ms=10_000)
+    c.run_for(10_000)
+    c.pause("consumer-1", 30_000)
+    c.add_consumer("consumer-3", max_poll_interval_ms=10_000)
+    c.run_for(40_000)
+    return c
+
+
 def kafka_python_cluster():
     c = new_cluster(0, consumer_defaults={"client_style": "kafka-python"})
     c.add_consumer("consumer-1")
@@ -73,12 +86,13 @@ SCENARIOS = {
     "static-restart": (lambda: run_scenario("rolling-restart-static"), "INFO", "INFO"),
     "failover": (lambda: run_scenario("coordinator-failover"), "INFO", "INFO"),
     "all-leave": (everyone_leaves_cluster, "INFO", "INFO"),
+    "lost-join": (lost_join_cluster, "INFO", "INFO"),
     "kp-clients": (kafka_python_cluster, None, "INFO"),
 }
 
-# Older Kafka wordings (kafka-log-formats.md: B-REBAL-0/2, B-STAB-0/2, B-ASSIGN-0/1/2, B-FAIL,
-# B-EMPTY-0, B-LEAVE-1, B-STATIC-REPLACE, M-LOAD-0, M-LOADED-0/3, M-SCHED-2, M-UNLOAD-SCHED,
-# J-POLL-TIMEOUT, J-LEAVE), one group per version.
+# Real Kafka wordings of other versions (kafka-log-formats.md: B-REBAL-0/2, B-STAB-0/2,
+# B-ASSIGN-0/1/2, B-FAIL, B-EMPTY-0, B-LEAVE-1, B-STATIC-REPLACE, M-LOAD-0, M-LOADED-0/3,
+# M-SCHED-2, M-UNLOAD-SCHED, J-POLL-TIMEOUT, J-LEAVE), one group per version.
 LEGACY = {
     "broker-0.10.log": """\
 [2017-03-01 12:00:00,000] INFO [Group Metadata Manager on Broker 2]: Loading offsets and group metadata from [__consumer_offsets,3] (kafka.coordinator.GroupMetadataManager)
@@ -107,6 +121,13 @@ LEGACY = {
 [2022-02-01 10:00:05,000] INFO [GroupCoordinator 0]: Static member with groupInstanceId=pay-1 and unknown member id joins group payments in PreparingRebalance state. Replacing previously mapped member pay-1-0a0a with this groupInstanceId. (kafka.coordinator.group.GroupCoordinator)
 [2022-02-01 10:00:05,002] INFO [GroupCoordinator 0]: Stabilized group payments generation 4 (__consumer_offsets-7) with 1 members (kafka.coordinator.group.GroupCoordinator)
 [2022-02-01 10:00:05,010] INFO [GroupCoordinator 0]: Assignment received from leader pay-1-1b1b for group payments for generation 4. The group has 1 members, 1 of which are static. (kafka.coordinator.group.GroupCoordinator)
+""",
+    "broker-3.9.log": """\
+[2024-05-01 08:00:00,000] INFO [GroupCoordinator 2]: Preparing to rebalance group billing in state PreparingRebalance with old generation 7 (__consumer_offsets-40) (reason: Adding new member consumer-b-2-c0c0 with group instance id None; client reason: need to re-join with the given member-id: consumer-b-2-c0c0) (kafka.coordinator.group.GroupCoordinator)
+[2024-05-01 08:00:03,000] INFO [GroupCoordinator 2]: Stabilized group billing generation 8 (__consumer_offsets-40) with 2 members (kafka.coordinator.group.GroupCoordinator)
+[2024-05-01 08:00:03,004] INFO [GroupCoordinator 2]: Preparing to rebalance group billing in state PreparingRebalance with old generation 8 (__consumer_offsets-40) (reason: Adding new member consumer-b-3-d0d0 with group instance id None; client reason: need to re-join with the given member-id: consumer-b-3-d0d0) (kafka.coordinator.group.GroupCoordinator)
+[2024-05-01 08:00:05,000] INFO [GroupCoordinator 2]: Stabilized group billing generation 9 (__consumer_offsets-40) with 3 members (kafka.coordinator.group.GroupCoordinator)
+[2024-05-01 08:00:05,012] INFO [GroupCoordinator 2]: Assignment received from leader consumer-b-1-b0b0 for group billing for generation 9. The group has 3 members, 0 of which are static. (kafka.coordinator.group.GroupCoordinator)
 """,
     "client-3.1.log": """\
 [2022-02-01 09:59:59,999] WARN [Consumer clientId=consumer-pay-2, groupId=payments] consumer poll timeout has expired. This means the time between subsequent calls to poll() was longer than the configured max.poll.interval.ms, which typically implies that the poll loop is spending too much time processing messages. You can address this either by increasing max.poll.interval.ms or by reducing the maximum size of batches returned in poll() with max.poll.records. (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)
@@ -292,6 +313,18 @@ def test_older_kafka_wordings_give_the_same_episodes(episodes):
     assert [r["duration_ms"] for r in orders] == [3020, 159]
 
 
+def test_a_rebalance_restarted_during_completing_rebalance_is_one_episode(episodes, timeline):
+    # A member joined while the group waited for the leader's SyncGroup (3.9 wording): the group
+    # went back to PreparingRebalance and only became Stable at generation 9 (spec §3.3).
+    got = rows(episodes, "billing")
+    assert [(r["generation_before"], r["generation_after"], r["restarts"], r["members_after"],
+             r["duration_ms"]) for r in got] == [(7, 9, 1, 3, 5012)]
+    assert got[0]["reason"].startswith("Adding new member consumer-b-2-c0c0")
+    assert [r["state"] for r in rows(timeline, "billing")] == [
+        "PreparingRebalance", "CompletingRebalance", "PreparingRebalance",
+        "CompletingRebalance", "Stable"]
+
+
 # -- member departures (spec §3.7-§3.9; client-coordinator.md §3.1) ----------------------------
 
 def test_one_dies_has_one_session_expiry_for_consumer_1(departures, clusters):
@@ -325,6 +358,18 @@ def test_closing_consumers_leave_and_static_ones_are_fenced_by_their_successor(d
         [(e.fields["old_member"], "fencing") for e in replaced]
 
 
+def test_a_member_that_does_not_rejoin_in_time_is_removed_by_the_rebalance_timeout(
+        departures, episodes, clusters):
+    removed = trace(clusters["lost-join"], "members_not_rejoined_removed")
+    got = rows(departures, "lost-join")
+    assert [(r["ts"], r["cause"]) for r in got] == [(at(removed[0].ts), "rebalance_timeout")]
+    assert got[0]["member"] in removed[0].fields["members"]
+    assert got[0]["member"].startswith("consumer-1-")
+    # consumer-3 came in and consumer-1 went out in the same rebalance: 2 members -> 2.
+    second = rows(episodes, "lost-join")[1]
+    assert (second["members_before"], second["members_after"]) == (2, 2)
+
+
 def test_older_wordings_name_the_member_and_the_cause(departures):
     assert [(r["member"], r["cause"]) for r in rows(departures, "orders")] == \
         [("consumer-2-bbbb", "session_expiry")]
@@ -355,9 +400,11 @@ def test_the_java_clients_info_logs_hold_no_heartbeat_lines(logs):
 
     gaps = records(heartbeat_gaps(logs, basis="client").toPandas())
     # A Java consumer logs a heartbeat it sends only at DEBUG; at INFO only failures appear
-    # (the failover's NOT_COORDINATOR answers).
-    assert {r["group"] for r in gaps} <= {"failover"}
+    # (NOT_COORDINATOR after the failover, UNKNOWN_MEMBER_ID after the lost join), and a
+    # member whose heartbeats all succeed has none.
+    assert {"failover", "lost-join"} <= {r["group"] for r in gaps}
     assert all(r["event"].startswith("heartbeat_failed") for r in gaps)
+    assert not [r for r in gaps if r["group"] in ("one-dies", "rolling-restart")]
 
 
 def test_heartbeat_gaps_refuses_an_unknown_basis(logs):
@@ -467,6 +514,20 @@ def test_durations_do_not_depend_on_the_session_time_zone(spark, logs, episodes)
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous)
     assert again.equals(episodes[["group", "duration_ms"]])
+
+
+def test_no_analysis_runs_python_code_on_the_executors(logs):
+    # Issue 4: DataFrame API only, so the plans scale to the 1 GB benchmark: no Python UDF
+    # (BatchEvalPython / ArrowEvalPython) and no pandas UDF in any physical plan.
+    from coordinator_kit.spark import analyses as A
+
+    plans = [A.rebalance_episodes(logs), A.member_departures(logs),
+             A.heartbeat_gaps(logs, basis="client"), A.heartbeat_gaps(logs, basis="broker"),
+             A.heartbeat_gap_summary(A.heartbeat_gaps(logs)), A.coordinator_loads(logs),
+             A.group_state_timeline(logs)]
+    for df in plans:
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        assert "EvalPython" not in plan and "PythonUDF" not in plan
 
 
 def test_as_pandas_refuses_a_large_result(logs):

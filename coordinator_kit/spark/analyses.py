@@ -434,7 +434,7 @@ def _broker_departures(logs: DataFrame) -> DataFrame:
                             "event", "source", "file", "line")
     # One line naming several members: explode the list ("[a, b]").
     listed = b.filter(ev.isin("members_not_rejoined_removed", "sync_expired_members_removed"))
-    names = F.regexp_extract(raw, r"(?:joined|requests):\s*\[?([^\]]*)\]?\s*$", 1)
+    names = F.regexp_extract(raw, r"(?:joined|requests):\s*\[([^\]]*)\]", 1)
     many = (listed.withColumn("member", F.explode(F.split(names, r",\s*")))
             .filter(F.col("member") != "")
             .select("ts", "group", "member", F.lit("rebalance_timeout").alias("cause"),
