@@ -20,7 +20,6 @@ Each tier also records the table's size when its snapshot was taken, which answe
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
-from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Generic, TypeVar
 
@@ -43,23 +42,66 @@ Element = tuple
 KEY, VALUE, START_EPOCH, SEQ = 0, 1, 2, 3
 
 
-@dataclass(eq=False, slots=True)
 class HashTier(Generic[K, V]):
-    """One table's delta in one snapshot: the size then, and the stashed old elements."""
+    """One table's delta in one snapshot: the size then, and the stashed old elements.
 
-    size: int
-    stash: dict[K, Element] | None = field(default=None)
+    The stash is None (nothing stashed), one element tuple, or a dict key -> element once a
+    second key is stashed. A coordinator snapshot per batch usually stashes one element (at
+    linger 0, the previous value of the one key the write changed): no dict for that.
+    """
+
+    __slots__ = ("size", "_stash")
+
+    def __init__(self, size: int, stash: dict[K, Element] | None = None) -> None:
+        self.size = size
+        self._stash: Element | dict[K, Element] | None = stash or None
+
+    @property
+    def stash(self) -> dict[K, Element] | None:
+        """The stashed elements by key (a copy when there is one), or None."""
+        stash = self._stash
+        if stash is None or stash.__class__ is dict:
+            return stash  # type: ignore[return-value]
+        return {stash[KEY]: stash}  # type: ignore[index, dict-item]
+
+    def get(self, key: K) -> Element | None:
+        stash = self._stash
+        if stash is None:
+            return None
+        if stash.__class__ is tuple:
+            return stash if stash[KEY] == key else None  # type: ignore[index, return-value]
+        return stash.get(key)  # type: ignore[union-attr]
+
+    def items(self) -> list[tuple[K, Element]]:
+        stash = self._stash
+        if stash is None:
+            return []
+        if stash.__class__ is tuple:
+            return [(stash[KEY], stash)]  # type: ignore[index, list-item]
+        return list(stash.items())  # type: ignore[union-attr]
+
+    def put(self, element: Element) -> None:
+        """Stash `element` under its key (replacing one stashed for that key)."""
+        stash = self._stash
+        if stash is None:
+            self._stash = element
+        elif stash.__class__ is tuple:
+            if stash[KEY] == element[KEY]:  # type: ignore[index]
+                self._stash = element
+            else:
+                self._stash = {stash[KEY]: stash, element[KEY]: element}  # type: ignore[index]
+        else:
+            stash[element[KEY]] = element  # type: ignore[index]
 
     def merge_from(self, destination_epoch: int, source: object) -> None:
         assert isinstance(source, HashTier)
-        if not source.stash:
-            return
-        for key, element in source.stash.items():
+        for _, element in source.items():
             # Elements born after our epoch were never part of our snapshot.
             if element[START_EPOCH] <= destination_epoch:
-                if self.stash is None:
-                    self.stash = {}
-                self.stash[key] = element
+                self.put(element)
+
+    def __repr__(self) -> str:
+        return f"HashTier(size={self.size}, stash={self.stash!r})"
 
 
 class SnapshottableHashTable(Generic[K, V]):
@@ -81,8 +123,8 @@ class SnapshottableHashTable(Generic[K, V]):
             return None
         for snapshot in self._registry.snapshots_from(epoch):
             tier: HashTier[K, V] | None = snapshot.get_delta(self)
-            if tier is not None and tier.stash:
-                found = tier.stash.get(key)
+            if tier is not None:
+                found = tier.get(key)
                 if found is not None:
                     return found if found[START_EPOCH] <= epoch else None
         return None
@@ -111,9 +153,9 @@ class SnapshottableHashTable(Generic[K, V]):
         }
         for snapshot in snapshots:
             tier: HashTier[K, V] | None = snapshot.get_delta(self)
-            if tier is None or not tier.stash:
+            if tier is None:
                 continue
-            for key, element in tier.stash.items():
+            for key, element in tier.items():
                 if key not in decided:
                     decided[key] = element if element[START_EPOCH] <= epoch else None
         present = [e for e in decided.values() if e is not None]
@@ -158,10 +200,10 @@ class SnapshottableHashTable(Generic[K, V]):
                 tier = HashTier(prev_size)
                 newest.set_delta(self, tier)
         if prev is not None:
-            if tier.stash is None:
-                tier.stash = {prev[KEY]: prev}
+            if tier._stash is None:
+                tier._stash = prev  # the one element stashed (see HashTier)
             else:
-                tier.stash[prev[KEY]] = prev
+                tier.put(prev)
         return prev
 
     def add_unless_present(self, key: K, value: V) -> bool:
@@ -190,8 +232,7 @@ class SnapshottableHashTable(Generic[K, V]):
         assert isinstance(delta, HashTier)
         for key in [k for k, e in self._live.items() if e[START_EPOCH] > target_epoch]:
             del self._live[key]
-        if delta.stash:
-            self._live.update(delta.stash)
+        self._live.update(delta.items())
         # Re-inserted elements landed at the end of the dict; restore arrival order.
         ordered = sorted(self._live.values(), key=_seq_of)
         self._live.clear()
@@ -227,9 +268,7 @@ class SnapshottableHashTable(Generic[K, V]):
             return  # not part of any snapshot: nothing to preserve
         tier = self._tier(prev_size)
         assert tier is not None
-        if tier.stash is None:
-            tier.stash = {}
-        tier.stash[prev[KEY]] = prev
+        tier.put(prev)
 
 
 _seq_of = itemgetter(SEQ)
