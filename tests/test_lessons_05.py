@@ -1,0 +1,328 @@
+"""Lesson 05 (reading coordinator logs with Spark): its inputs, views, runs and exercise checks.
+
+The checks compute their answers without a JVM (the pure-Python parser, which gives the Spark
+loader's rows, or the kit's trace); the tests marked `spark` show that the Spark pipeline the
+notebook uses finds the same numbers. Spec sections: kafka-coordinator-spec.md §3.3-§3.8 (group
+states, join, sync, heartbeat, leave, session expiry), §1.3/§1.4 (loads), §1.10 (timers);
+kafka-log-formats.md for the 0.10 client wordings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from coordinator_kit.lessons import spark_logs as sl
+from coordinator_kit.logs.parse import parse_paths
+from coordinator_kit.scenarios import run_scenario
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / \
+    "05_reading_coordinator_logs_with_spark.ipynb"
+
+
+# -- inputs -----------------------------------------------------------------------------------
+
+def test_dataset_logs_are_the_log_files_only():
+    files = sl.dataset_logs()
+    assert files and all(f.suffix == ".log" for f in files)
+    assert {f.parent.name for f in files} == set(sl.dataset_runs())
+    assert "many-groups" in sl.dataset_runs()
+    with pytest.raises(ValueError, match="no dataset run"):
+        sl.dataset_logs(["no-such-run"])
+
+
+def test_the_seed_log_keeps_the_seeds_messages_in_kafkas_log4j_layout():
+    lines = sl.SEED_LOG.read_text(encoding="utf-8").splitlines()
+    layout = re.compile(r"^\[2016-05-13 07:38:\d\d,\d{3}\] (DEBUG|INFO) (.*) \(([\w.$]+):(\d+)\)$")
+    parsed = [layout.match(line) for line in lines[:-1]]
+    assert all(parsed), [line for line, m in zip(lines, parsed) if not m]
+    messages = [m.group(2) for m in parsed]
+    # the seed's join, in its order (kafka-log-formats.md: J-REVOKE, J-REJOIN-0, J-ASSIGNED)
+    order = [messages.index("Revoking previously assigned partitions []"),
+             messages.index("(Re-)joining group wfc_integration_test"),
+             messages.index("Setting newly assigned partitions [basicproducer-0]")]
+    assert order == sorted(order)
+    # the last line is cut off mid-write, on purpose
+    assert lines[-1].startswith("[2016-05-13") and not lines[-1].endswith(")")
+
+
+def test_the_pipeline_recognises_three_seed_lines_and_quarantines_the_unknown_ones():
+    result = parse_paths(sl.SEED_LOG)
+    c = result.counts
+    assert (c.read, c.recognised, c.other, c.quarantined) == (24, 3, 6, 15)
+    assert c.by_problem == {"truncated": 1, "unknown message": 14}
+    assert [e["event"] for e in result.events] == ["partitions_revoked", "join_sent",
+                                                   "partitions_assigned"]
+    # before Kafka 1.0 a client line has no [Consumer clientId=.., groupId=..] prefix: only the
+    # line that names the group in its text has one
+    assert [e["group"] for e in result.events] == [None, "wfc_integration_test", None]
+    # quarantined unknown messages keep their time stamps
+    assert all(q["ts"] is not None for q in result.quarantine
+               if q["problem"] == "unknown message")
+
+
+def test_a_line_as_the_seed_prints_it_has_no_layout():
+    table = sl.classify_table([sl.SEED_APPENDER_LINE])
+    assert table.rows[0]["kind"] == "quarantine"
+    assert table.rows[0]["event / problem"] == "unknown layout"
+
+
+# -- views ------------------------------------------------------------------------------------
+
+def test_table_prints_times_like_the_logs_and_shortens_member_ids():
+    import pandas as pd
+
+    pdf = pd.DataFrame({"ts": pd.to_datetime(["2025-03-03 09:01:03.103", None]),
+                        "member": ["consumer-1-2ccb1916-8855-4f89-b43f-5fe626ad1d78", None],
+                        "generation": [3.0, float("nan")]})
+    t = sl.table(pdf)
+    assert t.rows[0] == {"ts": "09:01:03,103", "member": "consumer-1-2ccb1916", "generation": 3}
+    assert t.rows[1] == {"ts": None, "member": None, "generation": None}
+    assert "09:01:03,103" in repr(t) and "<table>" in t._repr_html_()
+    assert sl.table(pdf, full_ts=True).rows[0]["ts"] == "2025-03-03 09:01:03,103"
+    with pytest.raises(KeyError, match="no column"):
+        sl.table(pdf, ["nope"])
+
+
+@pytest.mark.parametrize("reason, cause, member", [
+    ("Adding new member consumer-2-87621faf-48ea-40a4-91ef-2829dae08a32 with group instance id "
+     "null; client reason: need to re-join with the given member-id: consumer-2-87621faf-48ea-"
+     "40a4-91ef-2829dae08a32", "joined", "consumer-2-87621faf-48ea-40a4-91ef-2829dae08a32"),
+    ("removing member consumer-1-2ccb1916-8855-4f89-b43f-5fe626ad1d78 on heartbeat expiration.",
+     "failed", "consumer-1-2ccb1916-8855-4f89-b43f-5fe626ad1d78"),
+    ("explicit `LeaveGroup` request for (billing-2-92cc6bff-4a4f-48e5-a487-31328c62ee38) members.",
+     "left", "billing-2-92cc6bff-4a4f-48e5-a487-31328c62ee38"),
+])
+def test_rebalance_reasons_name_the_member_and_the_cause(reason, cause, member):
+    """spec §3.3: the coordinator's prepareRebalance reason, by trigger (join, expiry, leave)."""
+    for name, pattern in sl._CAUSES:
+        m = re.search(pattern, reason)
+        if m:
+            assert (name, m.group(1)) == (cause, member)
+            return
+    pytest.fail(f"no cause pattern matches {reason!r}")
+
+
+# -- runs the lesson writes -------------------------------------------------------------------
+
+def test_write_logs_writes_the_same_files_as_the_datasets(tmp_path):
+    folder = sl.write_logs(run_scenario("one-dies"), tmp_path / "one-dies")
+    written = {p.name: p.read_bytes() for p in folder.iterdir()}
+    committed = {p.name: p.read_bytes() for p in (sl.DATASETS / "one-dies").glob("*.log")}
+    assert written == committed
+
+
+def test_write_logs_without_a_directory_uses_a_fresh_temporary_folder():
+    a = sl.write_logs(run_scenario("consumer-joins"))
+    b = sl.write_logs(run_scenario("consumer-joins"))
+    assert a != b and a.name == b.name == "try-it"
+    assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+
+
+def test_pause_run_keeps_the_short_pause_and_expires_the_long_one():
+    """spec §3.8: a member is removed session.timeout.ms after its timer was last re-armed."""
+    cluster = sl.pause_run()
+    failed = [e for e in cluster.trace.events if e.kind == "member_session_expired"]
+    assert len(failed) == 1 and failed[0].fields["member"].startswith("consumer-2-")
+    key = f"heartbeat-group-1-{failed[0].fields['member']}"
+    rearms = [e.ts for e in cluster.trace.events
+              if e.kind == "timer_registered" and e.fields.get("key") == key]
+    assert failed[0].ts == rearms[-1] + sl.SESSION_TIMEOUT_MS
+    assert cluster.group()["state"] == "Stable" and len(cluster.group()["members"]) == 2
+    # consumer-1's 30 s pause: the silence is the pause plus the time before and after it
+    assert sl.PAUSES["consumer-1"][1] < sl.longest_silence() < sl.SESSION_TIMEOUT_MS
+
+
+# -- exercise answers and checks --------------------------------------------------------------
+
+CHECKS = [sl.check_heartbeat_interval, sl.check_rebalancing_time, sl.check_departure_causes,
+          sl.check_longest_silence]
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize("placeholder", [..., None])
+def test_placeholders_are_not_answered_yet(check, placeholder):
+    feedback = check(placeholder)
+    assert feedback.status == "unanswered" and "not answered yet" in repr(feedback)
+
+
+def test_check_heartbeat_interval():
+    assert sl.seed_heartbeat_gaps() == (3002, 3001, 3002)
+    assert sl.check_heartbeat_interval(3000).correct
+    assert "Close" in sl.check_heartbeat_interval(3002).message
+    assert "session timeout" in sl.check_heartbeat_interval(30000).message
+    assert not sl.check_heartbeat_interval("3000").correct
+
+
+def test_check_rebalancing_time():
+    # rolling-restart: the first join (6 002 ms) and one episode per restart
+    assert sl.rebalancing_time() == 6002 + 2102 + 2202 + 2302
+    assert sl.check_rebalancing_time(12608).correct
+    assert "sum over all runs" in sl.check_rebalancing_time(99_999).message
+    assert not sl.check_rebalancing_time(6606).correct
+    assert not sl.check_rebalancing_time(12608.0).correct
+
+
+def test_check_departure_causes():
+    assert sl.departure_causes() == {"poll_timeout": 3, "session_expiry": 2}
+    assert sl.check_departure_causes({"poll_timeout": 3, "session_expiry": 2}).correct
+    assert sl.check_departure_causes({"poll_timeout": 3, "session_expiry": 2, "leave": 0}).correct
+    assert not sl.check_departure_causes({"leave": 3, "session_expiry": 2}).correct
+    assert "Unknown cause" in sl.check_departure_causes({"crash": 1}).message
+
+
+def test_check_longest_silence():
+    truth = sl.longest_silence()
+    assert sl.check_longest_silence(truth).correct
+    assert "is the pause" in sl.check_longest_silence(30_000).message
+    assert not sl.check_longest_silence(truth + 1).correct
+
+
+def test_quick_jvm_keeps_the_kits_quiet_log4j_file():
+    opts = sl.quick_jvm()["spark.driver.extraJavaOptions"]
+    assert opts.startswith("-Dlog4j2.configurationFile=file:") and opts.endswith(sl.QUICK_JVM_FLAGS)
+
+
+def test_lesson_module_exports_what_it_names():
+    missing = [n for n in sl.__all__ if not hasattr(sl, n)]
+    assert not missing and len(set(sl.__all__)) == len(sl.__all__)
+
+
+# -- the notebook's shape (nbval runs it; this checks what the issue asks of it) --------------
+
+def test_notebook_shape():
+    nb = json.loads(NOTEBOOK.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    assert "widgets" not in nb["metadata"], "save notebooks without widget state"
+    cells = nb["cells"]
+    assert "you will be able to" in "".join(cells[0]["source"])
+    markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    assert "Try it" in markdown and "## Exercises" in markdown
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    assert code[0].startswith("# NBVAL_IGNORE_OUTPUT") and "get_session(" in code[0]
+    assert any("ControlPanel(" in c for c in code)
+    assert any("write_logs(panel.cluster)" in c for c in code), "Try it re-runs the pipeline"
+    for name in ("rebalance_episodes", "member_departures", "heartbeat_gaps",
+                 "coordinator_loads", "group_state_timeline"):
+        assert any(name + "(" in c for c in code), name
+    assert not any(c.lstrip().startswith(("def ", "class ")) or "\ndef " in c for c in code), \
+        "logic belongs in coordinator_kit.lessons, not in the notebook"
+    answers = [i for i, c in enumerate(code) if c.startswith("answer_")]
+    assert len(answers) == len(CHECKS)
+    for i in answers:
+        assert "= ..." in code[i], "the committed notebook leaves the answers open"
+        assert ".check_" in code[i + 1], "each answer cell is followed by its check"
+    shown = []
+    for c in cells:
+        ignored = "".join(c.get("source", "")).startswith("# NBVAL_IGNORE_OUTPUT")
+        for out in c.get("outputs", []):
+            assert out["output_type"] != "error", "".join(c["source"])
+            if not ignored:
+                assert out.get("name") != "stderr", "".join(c["source"])
+            shown.append("".join(out.get("data", {}).get("text/plain", "")))
+            assert "/tmp/" not in "".join(out.get("text", "")) + shown[-1], \
+                "no temporary path in the output (it differs on every run)"
+    assert sum("not answered yet" in s for s in shown) == len(CHECKS)
+    svgs = [o for c in cells for o in c.get("outputs", [])
+            if "image/svg+xml" in o.get("data", {})]
+    assert len(svgs) >= 3, "episode, state and heartbeat-gap pictures"
+
+
+# -- the Spark pipeline finds what the checks say ----------------------------------------------
+
+@pytest.fixture(scope="module")
+def session(spark):
+    """The shared session of tests/conftest.py."""
+    return spark
+
+
+@pytest.fixture(scope="module")
+def datasets(session):
+    return sl.load(sl.dataset_logs(), session)
+
+
+@pytest.mark.spark
+def test_spark_load_of_the_seed_log_matches_the_python_parser(session):
+    seed = sl.load(sl.SEED_LOG, session)
+    python = parse_paths(sl.SEED_LOG)
+    assert seed.counts == python.counts
+    spark_events = [(r["line"], r["event"], r["group"]) for r in
+                    seed.events.orderBy("line").select("line", "event", "group").collect()]
+    assert spark_events == [(e["line"], e["event"], e["group"]) for e in python.events]
+    # exercise 1 with Spark: the quarantined heartbeat responses keep their time stamps
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    hb = seed.quarantine.where(F.col("raw").contains("successful heartbeat response"))
+    gaps = hb.select((F.unix_millis("ts") - F.unix_millis(F.lag("ts").over(
+        Window.orderBy("ts")))).alias("gap")).where(F.col("gap").isNotNull())
+    assert tuple(r["gap"] for r in gaps.collect()) == sl.seed_heartbeat_gaps()
+
+
+@pytest.mark.spark
+def test_spark_totals_add_up_per_run(datasets):
+    t = sl.totals(datasets)
+    assert [r["run"] for r in t.rows] == sl.dataset_runs() + ["all"]
+    assert all(r["adds up"] == "yes" for r in t.rows)
+    assert t.rows[-1]["read"] == sum(r["read"] for r in t.rows[:-1])
+
+
+@pytest.mark.spark
+def test_qualified_groups_keep_the_runs_apart(datasets):
+    """Every run's group-1 starts at 09:00:00; unqualified, their episodes would merge."""
+    from pyspark.sql import functions as F
+
+    from coordinator_kit.spark.analyses import rebalance_episodes
+
+    episodes = sl.collect(rebalance_episodes(sl.qualify_groups(datasets.events)))
+    assert (episodes["restarts"].fillna(0) == 0).all()
+    one_dies = episodes[episodes["group"] == "one-dies/group-1"]
+    assert list(one_dies["generation_after"]) == [1, 2, 3]
+    # exercise 2 with Spark
+    total = (rebalance_episodes(sl.qualify_groups(datasets.events))
+             .where(F.col("group") == "rolling-restart/group-1")
+             .agg(F.sum("duration_ms")).collect()[0][0])
+    assert total == sl.rebalancing_time()
+
+
+@pytest.mark.spark
+def test_spark_departures_and_causes_of_many_groups(datasets):
+    from coordinator_kit.spark.analyses import member_departures, rebalance_episodes
+
+    events = sl.qualify_groups(datasets.events)
+    counts = {r["cause"]: r["count"] for r in
+              member_departures(sl.in_run(events, "many-groups")).groupBy("cause").count()
+              .collect()}
+    assert counts == sl.departure_causes()                      # exercise 3
+    causes = sl.collect(sl.generation_causes(rebalance_episodes(events), run="many-groups"))
+    assert set(causes["group"]) == {"many-groups/analytics", "many-groups/billing",
+                                    "many-groups/shipping"}
+    shipping = causes[causes["group"] == "many-groups/shipping"]
+    assert list(shipping["cause"]) == ["joined", "failed", "joined"]
+    assert shipping["caused_by"].iloc[1].startswith("shipping-2-")
+
+
+@pytest.mark.spark
+def test_spark_heartbeat_gaps_of_the_pause_run(session):
+    from pyspark.sql import functions as F
+
+    from coordinator_kit.spark.analyses import heartbeat_gaps, member_departures
+
+    paused = sl.load(sl.write_logs(sl.pause_run(), broker_level="DEBUG", name="pause-run"),
+                     session)
+    gaps = heartbeat_gaps(paused.events, basis="broker")
+    longest = (gaps.where(F.col("member").startswith("consumer-1-"))
+               .agg(F.max("gap_ms")).collect()[0][0])
+    assert longest == sl.longest_silence()                      # exercise 4
+    left = sl.collect(member_departures(paused.events))
+    assert list(left["cause"]) == ["session_expiry"]
+    # the expired member's last gap is closed by its removal, session.timeout.ms after the
+    # last re-arm (spec §3.8)
+    pdf = sl.collect(gaps)
+    closing = pdf[pdf["event"] == "member_session_expired"]
+    assert list(closing["gap_ms"]) == [sl.SESSION_TIMEOUT_MS]
+    svg = sl.gap_chart(pdf).svg
+    assert "session.timeout.ms" in svg and "removed: session expired after 45,000 ms" in svg
