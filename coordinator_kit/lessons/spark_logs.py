@@ -10,8 +10,9 @@ quarantine, the analyses of `coordinator_kit.spark.analyses`) on three kinds of 
   so the lesson qualifies group ids with the folder name before analysing them together;
 * logs the lesson writes itself from a seeded cluster (`pause_run`, the "Try it" panel), with
   `write_logs`, in the datasets' layout;
-* ``notebooks/data/seed001_consumer.log`` - the Kafka 0.10 consumer excerpt quoted by seed 001,
-  in Kafka's log4j layout (see notebooks/data/README.md for how it was built).
+* ``notebooks/data/seed001_consumer.log`` - the consumer excerpt quoted by seed 001 (its source
+  line numbers are Kafka 0.9.0.1's), in Kafka's log4j layout (see notebooks/data/README.md for
+  how it was built).
 
 Everything Spark returns is ordered before it is collected, and every table here renders from
 its rows only (`Table`), so nbval can compare the notebook's output. Timestamps are UTC (the
