@@ -462,7 +462,8 @@ class _WriteEvent(Generic[T]):
         self.op = op
         self.future: CoordinatorFuture[T] = CoordinatorFuture(name)
         self.timeout_ms = timeout_ms
-        self.result: CoordinatorResult[T] | None = None
+        # The operation's result while it runs, then what completion needs (_Appended).
+        self.result: CoordinatorResult[T] | _Appended | None = None
         self._timeout: Any = None  # None, _IN_LANE or a TimerHandle
 
     def run(self) -> None:
@@ -481,6 +482,10 @@ class _WriteEvent(Generic[T]):
             records = result.records
             if records.__class__ is not list:
                 records = list(records)
+            # From here on the write keeps only what its completion needs, not the shard's
+            # result with its record objects: those would stay alive (and be walked by every
+            # garbage collection) until the high watermark passes the batch.
+            self.result = _Appended(result.response, result.append_future, len(records))
             ctx.append(NO_PRODUCER_ID, -1, records, result.replay_records, result.is_atomic,
                        self)
             if not self.future.done():
@@ -523,6 +528,23 @@ class _WriteEvent(Generic[T]):
         return f"CoordinatorWriteEvent(name={self.name})"
 
     __repr__ = __str__
+
+
+class _Appended:
+    """What a write keeps once its records are replayed into a batch: the response and the
+    append future it completes when the batch commits (spec §1.5), and how many records it
+    appended."""
+
+    __slots__ = ("response", "append_future", "records")
+
+    def __init__(self, response: Any, append_future: CoordinatorFuture[None] | None,
+                 records: int) -> None:
+        self.response = response
+        self.append_future = append_future
+        self.records = records
+
+    def __repr__(self) -> str:
+        return f"_Appended(records={self.records}, response={self.response!r})"
 
 
 def _inactive_error(ctx: CoordinatorContext | None) -> KafkaError:
