@@ -1,55 +1,44 @@
 """The Spark loader gives the pure-Python parser's rows, in one pass (issue 4).
 
-One session for the run (tests/conftest.py `spark`); every test here is marked `spark`.
+One session for the run (tests/conftest.py `spark`); every test here is marked `spark`. The
+inputs are the hand-written samples of every layout (tests/data/logs) plus two kit scenarios,
+so these tests also prove the round trip through Spark.
 """
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from coordinator_kit.logs.parse import parse_paths
+from coordinator_kit.logs.parse import ParseCounts, parse_paths
 from coordinator_kit.scenarios import run_scenario
 from coordinator_kit.spark import schema
-from coordinator_kit.spark.load import load_logs, load_lines, parse_logs, write_parsed
+from coordinator_kit.spark.load import parse_logs, write_parsed
 
 pytestmark = pytest.mark.spark
 
 DATA = Path(__file__).parent / "data" / "logs"
 
 
-def _key(row: dict) -> tuple:
-    return (row["file"], row["line"])
-
-
-def _rows(df) -> list[dict]:
-    out = []
-    for r in df.collect():
-        d = r.asDict()
-        if d["ts"] is not None:      # Spark gives naive UTC datetimes (session time zone UTC)
-            d["ts"] = d["ts"].replace(tzinfo=None)
-        out.append(d)
-    return sorted(out, key=_key)
-
-
-def _python_rows(rows: list[dict]) -> list[dict]:
+def _naive(rows: list[dict]) -> list[dict]:
+    """Python rows with UTC-naive time stamps (what Spark returns in a UTC session)."""
     out = []
     for r in rows:
         d = dict(r)
         if d["ts"] is not None:
-            d["ts"] = d["ts"].astimezone(tz=None).replace(tzinfo=None) if False else \
-                d["ts"].replace(tzinfo=None)
+            d["ts"] = d["ts"].replace(tzinfo=None)
         out.append(d)
-    return sorted(out, key=_key)
+    return sorted(out, key=lambda d: (d["file"], d["line"]))
+
+
+def _collect(df) -> list[dict]:
+    return sorted((r.asDict() for r in df.collect()), key=lambda d: (d["file"], d["line"]))
 
 
 @pytest.fixture(scope="module")
 def kit_log(tmp_path_factory) -> Path:
-    """Lines of two scenarios (log4j and, for kafka-python consumers, Python's layout)."""
+    """Lines of two kit scenarios, DEBUG and INFO."""
     path = tmp_path_factory.mktemp("kit") / "kit.log"
     lines = run_scenario("one-dies").log_lines("DEBUG") + \
         run_scenario("coordinator-failover").log_lines("INFO")
@@ -57,64 +46,83 @@ def kit_log(tmp_path_factory) -> Path:
     return path
 
 
-def test_spark_rows_equal_the_python_parsers_rows_on_every_sample(spark, kit_log):
-    """Every column of every event and quarantined record, samples of each layout + the kit."""
-    parsed = parse_logs([DATA, kit_log], spark)
+@pytest.fixture(scope="module")
+def written(spark, kit_log, tmp_path_factory):
+    out = tmp_path_factory.mktemp("parsed")
+    counts = write_parsed([DATA, kit_log], out, spark)
+    return out, counts
+
+
+def test_write_parsed_rows_equal_the_python_parsers_rows(spark, written, kit_log):
+    """Every column of every event and quarantined record, in every layout and the kit's."""
+    out, counts = written
     expected = parse_paths([DATA, kit_log])
-    assert parsed.events.schema == schema.spark_schema()
-    assert _rows(parsed.events) == _python_rows(expected.events)
-    assert _rows(parsed.quarantine) == _python_rows(expected.quarantine)
-    assert parsed.counts() == expected.counts
+    events = spark.read.parquet(str(out / "events.parquet"))
+    quarantine = spark.read.parquet(str(out / "quarantine.parquet"))
+    assert events.schema == schema.spark_schema() == quarantine.schema
+    assert _collect(events) == _naive(expected.events)
+    assert _collect(quarantine) == _naive(expected.quarantine)
+    assert counts == ParseCounts(**{**expected.counts.__dict__, "by_problem": {}})
+    assert counts.read == counts.recognised + counts.other + counts.quarantined
+
+
+def test_write_parsed_attaches_stack_traces_and_quarantines_orphans(written):
+    import pandas as pd
+
+    out, _ = written
+    events = pd.read_parquet(out / "events.parquet")
+    quarantine = pd.read_parquet(out / "quarantine.parquet")
+    assert list(events.columns) == list(schema.COLUMN_NAMES)
+    failed = events[events.event == "load_failed"].iloc[0]
+    assert failed.raw.count("\n") == 5 and failed.line == 1
+    orphan = quarantine[quarantine.raw.str.startswith("\tat orphan")]
+    assert list(orphan.problem) == ["truncated"]
+    assert str(events.ts.dtype).startswith("datetime64")
+
+
+def test_write_parsed_refuses_to_overwrite(spark, written):
+    with pytest.raises(FileExistsError, match="events.parquet exists"):
+        write_parsed(DATA / "multiline.log", written[0], spark)
 
 
 def test_line_numbers_survive_files_split_into_many_blocks(spark, kit_log, tmp_path):
-    """Spark reads a big file in blocks; each row's line number still matches the Python
-    parser's, with \\n, \\r\\n and lone \\r line ends falling on block boundaries."""
+    """Spark reads a big file in blocks; each row keeps the Python parser's line number, with
+    \\n, \\r\\n and lone \\r line ends falling on block boundaries (parse_logs, lazy API)."""
     mixed = tmp_path / "mixed-line-ends.log"
     lines = kit_log.read_text().splitlines()[:400]
     ends = [b"\n", b"\r\n", b"\r", b"\r\n\n"]
     mixed.write_bytes(b"".join(line.encode() + ends[i % 4] for i, line in enumerate(lines)))
+    files = [mixed, DATA / "multiline.log", DATA / "garbage.log", DATA / "json-lines.jsonl"]
     conf = spark.conf
     old = conf.get("spark.sql.files.maxPartitionBytes")
     conf.set("spark.sql.files.maxPartitionBytes", "8191")
     try:
-        files = [kit_log, mixed, DATA / "multiline.log", DATA / "garbage.log"]
         parsed = parse_logs(files, spark)
         blocks = parsed.lines.select("file").rdd.getNumPartitions()
-        got = [(r["file"], r["line"], "event") for r in parsed.events.collect()] + \
-            [(r["file"], r["line"], "quarantine") for r in parsed.quarantine.collect()]
+        events, quarantine = _collect(parsed.events), _collect(parsed.quarantine)
+        counts = parsed.counts()
     finally:
         conf.set("spark.sql.files.maxPartitionBytes", old)
-    assert blocks > 20
+    assert blocks > 10
     expected = parse_paths(files)
-    want = [(e["file"], e["line"], "event") for e in expected.events] + \
-        [(q["file"], q["line"], "quarantine") for q in expected.quarantine]
-    assert sorted(got) == sorted(want)
+    assert events == _naive(expected.events)
+    assert quarantine == _naive(expected.quarantine)
+    assert counts == expected.counts
 
 
-def test_write_parsed_writes_both_files_in_one_pass_and_counts_add_up(spark, tmp_path):
-    import pandas as pd
+def test_cli_parse_with_spark(spark, tmp_path, capsys):
+    """`python -m coordinator_kit logs parse` (in this process, so on the test session)."""
+    from coordinator_kit.__main__ import main
 
-    counts = write_parsed(DATA, tmp_path / "out", spark)
-    expected = parse_paths(DATA)
-    assert counts == expected.counts.__class__(**{**expected.counts.__dict__, "by_problem": {}})
-    events = pd.read_parquet(tmp_path / "out" / "events.parquet")
-    quarantine = pd.read_parquet(tmp_path / "out" / "quarantine.parquet")
-    assert list(events.columns) == list(schema.COLUMN_NAMES)
-    assert len(events) == counts.recognised and len(quarantine) == counts.quarantined
-    failed = events[(events.event == "load_failed")].iloc[0]
-    assert failed.raw.count("\n") == 5                     # its stack trace, attached
-    orphan = quarantine[quarantine.raw.str.startswith("\tat orphan")]
-    assert list(orphan.problem) == ["truncated"]
-    with pytest.raises(FileExistsError):
-        write_parsed(DATA, tmp_path / "out", spark)
-
-
-def test_cli_parse_with_spark(tmp_path):
-    out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "coordinator_kit", "logs", "parse",
-                           str(DATA / "broker-2.8-log4j.log"), str(DATA / "garbage.log"),
-                           "--out", str(out)], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "parsed 19 lines: 12 recognised, 6 quarantined, 1 other"
-    assert (out / "events.parquet").is_dir() and (out / "quarantine.parquet").is_dir()
+    conf = spark.conf
+    saved = {k: conf.get(k) for k in ("spark.sql.shuffle.partitions",)}
+    try:
+        code = main(["logs", "parse", str(DATA / "broker-2.8-log4j.log"),
+                     str(DATA / "garbage.log"), "--out", str(tmp_path / "out")])
+    finally:
+        for k, v in saved.items():
+            conf.set(k, v)
+    assert code == 0
+    assert capsys.readouterr().out.strip() == \
+        "parsed 19 lines: 12 recognised, 6 quarantined, 1 other"
+    assert (tmp_path / "out" / "events.parquet").is_dir()

@@ -111,33 +111,28 @@ def _line_offsets(spark: Any, files: list[str]) -> Any:
         rows, "o_uri string, o_block long, o_file string, first long, before long")
 
 
-def _stage(F: Any, df: Any, clf: Classifier, text: str, when: Any, name: str) -> Any:
-    """df + `{name}_bucket` and `{name}_parts` for column `text` (already followed by
-    clf.suffix), where `when` holds: the bucket from clf.combined (one regexp_extract), then
-    one regexp_replace of that bucket's regex, selected by CASE. parts[0] is the code inside
-    the bucket, parts[1:] the slots. Each step is its own column, so that no regex is
-    evaluated twice (an expression used twice in one projection would be)."""
-    col = F.col(text)
-    if clf.combined is None:
-        df = df.select("*", F.when(when, F.lit(0)).alias(f"{name}_bucket"))
-    else:
-        df = df.select("*", F.when(when, F.regexp_extract(col, clf.combined, 1))
-                       .alias(f"{name}_code"))
-        code = F.col(f"{name}_code")
-        df = df.select("*", F.when(code != "", F.position(code, F.lit(clf.table)) - 1)
-                       .alias(f"{name}_bucket"))
-    bucket = F.col(f"{name}_bucket")
+def _bucket_case(F: Any, clf: Classifier, text: Any, bucket: Any) -> Any:
+    """split(CASE bucket WHEN b THEN regexp_replace(text, bucket regex b, its replacement)
+    END, SEP): parts[0] is the code of the alternative inside the bucket, parts[1:] its
+    slots (see logs.patterns.Classifier)."""
     expr = None
     for b, (rx, repl) in enumerate(clf.buckets):
-        branch = F.regexp_replace(col, rx, repl)
+        branch = F.regexp_replace(text, rx, repl)
         expr = F.when(bucket == b, branch) if expr is None else expr.when(bucket == b, branch)
-    return df.select("*", F.split(expr, SEP).alias(f"{name}_parts"))
+    return F.split(expr, SEP)
 
 
 def _alt_index(F: Any, clf: Classifier, bucket: Any, parts: Any) -> Any:
     code = F.get(parts, 0)
     return F.when(F.length(code) == 2,
                   bucket * clf.bucket_size + F.position(code, F.lit(clf.table)) - 1)
+
+
+_BAD, _BLANK, _JSON, _TEXT = 0, 1, 2, 3
+# CONTROL_RE with every character listed: Java makes those a 256-bit table lookup, where
+# ranges would be a chain of predicates per character.
+CONTROL_BYTES_RE = "[" + "".join(f"\\x{c:02x}" for c in [*range(0, 9), 11, 12, *range(14, 32), 127]) \
+    + "\\ufffd]"
 
 
 def _array(F: Any, values: list[str | None]) -> Any:
@@ -157,141 +152,178 @@ def _ts(F: Any, date: Any, time: Any, frac: Any, tz: Any, epoch: Any, epoch_unit
 
 
 def _classify(df: Any) -> Any:
-    """Lines (value, file, line) -> lines with COLUMN_NAMES and `kind`."""
+    """Lines (value, file, line) -> lines with COLUMN_NAMES and `kind`.
+
+    A chain of narrow selects: every regex result is a column of its own (so it is computed
+    once), and arrays and structs are unpacked into plain columns at once (so the generated
+    code stays small enough for the JIT compiler and nothing nested is copied from step to
+    step).
+    """
     F = _F()
     L, M = LAYOUT_CLASSIFIER, MESSAGE_CLASSIFIER
-    v = F.col("value")
-    text = F.when(F.is_valid_utf8(v), F.when(v.startswith("\ufeff"), F.expr("substr(value, 2)"))
-                  .otherwise(v))
-    s1 = df.select("file", "line", F.when(F.is_valid_utf8(v), v).otherwise(F.make_valid_utf8(v))
-                   .alias("raw"), text.alias("text"))
-    t = F.col("text")
-    c0 = (F.when(t.isNull() | t.rlike(CONTROL_RE), "bad").when(t.rlike(BLANK_RE), "blank")
-          .when(t.startswith("{"), "json").otherwise("text"))
-    s2 = s1.select("*", c0.alias("c0"))
-    c0 = F.col("c0")
+    col = F.col
 
-    # stage 1: layout (one bucket: one regexp_replace)
-    s3 = _stage(F, s2.select("*", F.concat(t, F.lit(L.suffix)).alias("t1")), L, "t1",
-                c0 == "text", "l")
-    s4 = s3.select("*", _alt_index(F, L, F.col("l_bucket"), F.col("l_parts")).alias("lidx"))
-    lparts = F.slice(F.col("l_parts"), 2, len(L.slots))
-    json_text = F.when(t.endswith(","), F.expr("substr(text, 1, length(text) - 1)")).otherwise(t)
+    def nz(c: Any) -> Any:
+        return F.nullif(c, F.lit(""))
+
+    v = col("value")
+    valid = F.is_valid_utf8(v)
+    s1 = df.select("file", "line", F.when(valid, v).otherwise(F.make_valid_utf8(v)).alias("raw"),
+                   F.when(valid, F.when(v.startswith("\ufeff"), F.expr("substr(value, 2)"))
+                          .otherwise(v)).alias("text"))
+    t = col("text")
+    # line class as a small int (comparing ints, not strings, on every row)
+    c0 = (F.when(t.isNull() | t.rlike(CONTROL_BYTES_RE), _BAD)
+          .when(t.rlike(BLANK_RE), _BLANK).when(t.startswith("{"), _JSON).otherwise(_TEXT))
+    s2 = s1.select("file", "line", "raw", "text", c0.alias("c0"))
+    c0 = col("c0")
+
+    # stage 1: the layout (one bucket: one regexp_replace); JSON lines: from_json
     keys = sorted({k for ks in JSON_KEYS.values() for k in ks})
     json_schema = ", ".join(f"`{k}` STRING" for k in keys) + ", `_corrupt_record` STRING"
-    j = F.from_json(json_text, json_schema,
-                    {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt_record"})
-    s5a = s4.select("*", F.when(F.col("lidx").isNotNull(), lparts).alias("lp"),
-                    F.when(c0 == "json", j).alias("j"))
+    json_text = F.when(t.endswith(","), F.expr("substr(text, 1, length(text) - 1)")).otherwise(t)
+    j = F.when(c0 == _JSON, F.from_json(json_text, json_schema, {
+        "mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt_record"}))
+    s3 = s2.select("file", "line", "raw", "text", "c0", j.alias("j"),
+                   F.when(c0 == _TEXT, _bucket_case(F, L, F.concat(t, F.lit(L.suffix)),
+                                                    F.lit(0))).alias("lp"))
 
     def jget(name: str) -> Any:
-        return F.coalesce(*[F.col("j").getField(k) for k in JSON_KEYS[name]])
+        return F.coalesce(*[col("j").getField(k) for k in JSON_KEYS[name]])
 
-    s5b = s5a.select("*", jget("ts").alias("jts"))
-    jts = F.col("jts")
-    s5 = s5b.select("*", F.when(jts.rlike(JSON_TS_RE), F.split(F.regexp_replace(
-        jts, JSON_TS_RE, f"$1{SEP}$2{SEP}$3{SEP}$4"), SEP)).alias("jiso"))
-    jiso = F.col("jiso")
-    lp = F.col("lp")
+    lp = col("lp")
+    lidx = _alt_index(F, L, F.lit(0), lp)
+
+    def lslot(name: str) -> Any:
+        return nz(F.get(lp, 1 + L.slots.index(name)))
+
+    s4 = s3.select(
+        "file", "line", "raw", "text", "c0", lidx.alias("lidx"),
+        F.when(c0 == _JSON, jget("ts")).alias("jts"),
+        col("j._corrupt_record").alias("jcorrupt"),
+        F.when(c0 == _JSON, jget("msg")).otherwise(lslot("msg")).alias("msg"),
+        F.when(c0 == _JSON, jget("level")).otherwise(lslot("level")).alias("level0"),
+        F.when(c0 == _JSON, jget("logger")).otherwise(lslot("logger")).alias("logger1"),
+        F.when(c0 == _JSON, jget("thread")).otherwise(lslot("thread")).alias("thread0"),
+        *[lslot(name).alias(f"l_{name}") for name in ("date", "time", "frac", "tz", "epoch")])
+    lidx, jts = col("lidx"), col("jts")
     layout_ids = _array(F, [lay.id for lay in LAYOUTS])
     logger_prefixes = _array(F, [lay.logger_prefix for lay in LAYOUTS])   # "rdkafka." or ""
     jnum = jts.rlike("^[0-9]+(?:\\.[0-9]+)?$")
-    jmillis = F.length(F.substring_index(jts, ".", 1)) > 11
+    jiso = jts.rlike(JSON_TS_RE)
 
-    def nz(col: Any) -> Any:
-        return F.nullif(col, F.lit(""))
+    def jpart(k: int) -> Any:
+        return F.when(jiso, nz(F.regexp_extract(jts, JSON_TS_RE, k)))
 
-    is_json_record = (c0 == "json") & F.col("j._corrupt_record").isNull() & jget("msg").isNotNull()
+    is_json = c0 == _JSON
+    s5 = s4.select(
+        "file", "line", "raw", "text", "c0", "lidx", "msg", "level0", "thread0",
+        F.when(is_json, col("jcorrupt").isNull() & col("msg").isNotNull())
+        .otherwise(lidx.isNotNull()).alias("is_record"),
+        F.when(is_json, F.lit("JSON")).otherwise(F.try_element_at(layout_ids, lidx + 1))
+        .alias("layout"),
+        F.when(is_json, col("logger1"))
+        .otherwise(F.concat(F.try_element_at(logger_prefixes, lidx + 1), col("logger1")))
+        .alias("logger0"),
+        F.when(is_json, jpart(1)).otherwise(col("l_date")).alias("date"),
+        F.when(is_json, jpart(2)).otherwise(col("l_time")).alias("time"),
+        F.when(is_json, jpart(3)).otherwise(col("l_frac")).alias("frac"),
+        F.when(is_json, jpart(4)).otherwise(col("l_tz")).alias("tz"),
+        F.when(is_json, F.when(jnum, jts)).otherwise(col("l_epoch")).alias("epoch"),
+        F.when(is_json & (F.length(F.substring_index(jts, ".", 1)) > 11), F.lit(1000))
+        .otherwise(F.lit(1_000_000)).alias("unit"),
+        F.when(is_json & col("jcorrupt").isNotNull(), "truncated")
+        .when(is_json, "unknown layout").alias("json_problem"))
+
+    # stage 2: the message (regexp_extract for the bucket, one regexp_replace in it)
+    rec = col("is_record")
+    t2 = F.concat(col("msg"), F.lit(M.suffix))
     s6 = s5.select(
-        "file", "line", "raw", "text", "c0", "lidx", "j",
-        F.when(c0 == "json", is_json_record).otherwise(F.col("lidx").isNotNull())
-        .alias("is_record"),
-        F.when(c0 == "json", F.lit("JSON"))
-        .otherwise(F.try_element_at(layout_ids, F.col("lidx") + 1)).alias("layout"),
-        F.when(c0 == "json", jget("msg")).otherwise(F.get(lp, 8)).alias("msg"),
-        F.when(c0 == "json", jget("level")).otherwise(nz(F.get(lp, 5))).alias("level0"),
-        F.when(c0 == "json", jget("logger"))
-        .otherwise(F.concat(F.try_element_at(logger_prefixes, F.col("lidx") + 1),
-                            nz(F.get(lp, 6)))).alias("logger0"),
-        F.when(c0 == "json", jget("thread")).otherwise(nz(F.get(lp, 7))).alias("thread0"),
-        F.when(c0 == "json",
-               F.when(jnum, _ts(F, F.lit(None), F.lit(None), F.lit(None), F.lit(None), jts,
-                                F.when(jmillis, F.lit(1000)).otherwise(F.lit(1_000_000))))
-               .otherwise(_ts(F, F.get(jiso, 0), F.get(jiso, 1), nz(F.get(jiso, 2)),
-                              nz(F.get(jiso, 3)), F.lit(None).cast("string"), F.lit(1))))
-        .otherwise(_ts(F, nz(F.get(lp, 0)), nz(F.get(lp, 1)), nz(F.get(lp, 2)), nz(F.get(lp, 3)),
-                       nz(F.get(lp, 4)), F.lit(1_000_000))).alias("ts0"),
-    )
-
-    # stage 2: message (regexp_extract for the bucket, one regexp_replace in it)
-    rec = F.col("is_record")
-    s7 = s6.select("*", F.concat(F.col("msg"), F.lit(M.suffix)).alias("t2"))
-    s8 = _stage(F, s7, M, "t2", rec, "m")
-    s9 = s8.select("*", _alt_index(F, M, F.col("m_bucket"), F.col("m_parts")).alias("midx"),
-                   F.slice(F.col("m_parts"), 2, len(M.slots)).alias("mp"))
-    midx = F.col("midx")
-    mp = F.col("mp")
+        "file", "line", "raw", "text", "c0", "is_record", "layout", "msg", "level0", "logger0",
+        "thread0", "json_problem",
+        _ts(F, col("date"), col("time"), col("frac"), col("tz"), col("epoch"), col("unit"))
+        .alias("ts0"),
+        F.when(rec, F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
+    mcode = col("mcode")
+    s7 = s6.select("*", F.when(mcode != "", F.position(mcode, F.lit(M.table)) - 1)
+                   .alias("mbucket"))
+    s8 = s7.select("file", "line", "raw", "text", "c0", "is_record", "layout", "level0",
+                   "logger0", "thread0", "json_problem", "ts0", "mbucket",
+                   F.when(col("mbucket").isNotNull(),
+                          _bucket_case(F, M, t2, col("mbucket"))).alias("mp"))
+    mp = col("mp")
 
     def slot(name: str) -> Any:
-        return nz(F.get(mp, M.slots.index(name)))
+        return nz(F.get(mp, 1 + M.slots.index(name)))
+
+    s9 = s8.select(
+        "file", "line", "raw", "text", "c0", "is_record", "layout", "level0", "logger0",
+        "thread0", "json_problem", "ts0",
+        _alt_index(F, M, col("mbucket"), mp).alias("midx"),
+        F.coalesce(slot("group"), slot("p_group")).alias("m_group"),
+        slot("member").alias("m_member"), slot("generation").alias("m_generation"),
+        slot("state").alias("m_state"), slot("reason").alias("m_reason"),
+        F.coalesce(slot("partition"), slot("p_partition")).alias("m_partition"),
+        slot("epoch").alias("m_epoch"), slot("duration_ms").alias("m_duration"))
+    midx = col("midx")
 
     events = _array(F, [e.event for e in MESSAGE_ENTRIES])
     ids = _array(F, [e.id for e in MESSAGE_ENTRIES])
     sources = _array(F, [e.source for e in MESSAGE_ENTRIES])
     level_map = F.create_map(*[F.lit(x) for kv in LEVEL_ALIASES.items() for x in kv])
-    level = F.upper(F.col("level0"))
-    logger = F.col("logger0")
+    level = F.upper(col("level0"))
+    logger = col("logger0")
     coord = F.coalesce(logger.rlike(COORDINATION_LOGGER_RE), F.lit(False))
     matched = midx.isNotNull()
     event = F.try_element_at(events, midx + 1)
-    kind = (F.when(c0 == "bad", "quarantine").when(c0 == "blank", "other")
-            .when(rec, F.when(matched, F.when(event.isNull(), "other").otherwise("event"))
-                  .when(coord, "quarantine").otherwise("other"))
-            .when(c0 == "json", "quarantine")
-            .when(t.rlike(CONTINUATION_RE), "continuation")
-            .otherwise("quarantine"))
-    problem = (F.when(c0 == "bad", "undecodable bytes")
+    cont = t.rlike(CONTINUATION_RE)
+    # kind as a small int: 0 event, 1 other, 2 continuation, 3 quarantine
+    kind = (F.when(c0 == _BAD, 3).when(c0 == _BLANK, 1)
+            .when(rec, F.when(matched, F.when(event.isNull(), 1).otherwise(0))
+                  .when(coord, 3).otherwise(1))
+            .when(c0 == _JSON, 3).when(cont, 2).otherwise(3))
+    problem = (F.when(c0 == _BAD, "undecodable bytes")
                .when(rec, F.when(~matched & coord, "unknown message"))
-               .when(c0 == "json", F.when(F.col("j._corrupt_record").isNotNull(), "truncated")
-                     .otherwise("unknown layout"))
-               .when(t.rlike(CONTINUATION_RE), F.lit(None))
+               .when(c0 == _JSON, col("json_problem"))
+               .when(cont, F.lit(None))
                .when(t.rlike(HEAD_RE), "truncated").otherwise("unknown layout"))
-    client = (F.col("layout").isin(*CLIENT_LAYOUTS)
+    client = (col("layout").isin(*CLIENT_LAYOUTS)
               | F.coalesce(logger.rlike(CLIENT_LOGGER_RE), F.lit(False)))
-    s10 = s9.select("*", kind.alias("kind"), problem.alias("problem"),
-                    event.alias("event0"))
-    k = F.col("kind")
-    is_event = k == "event"
-    keep_record = rec & (is_event | (F.col("problem") == "unknown message"))
+    s10 = s9.select("*", kind.alias("kc"), problem.alias("problem"), event.alias("event0"))
+    kc = col("kc")
+    is_event = kc == 0
+    keep_record = rec & (is_event | (kc == 3))       # an event, or an unknown message
 
-    def ev(col: Any) -> Any:
-        return F.when(is_event, col)
+    def ev(c: Any) -> Any:
+        return F.when(is_event, c)
 
     columns = {
-        "ts": F.when(keep_record, F.col("ts0")),
+        "ts": F.when(keep_record, col("ts0")),
         "level": F.when(keep_record, F.coalesce(F.try_element_at(level_map, level), level)),
         "logger": F.when(keep_record, logger),
-        "thread": F.when(keep_record, F.col("thread0")),
+        "thread": F.when(keep_record, col("thread0")),
         "source": F.when(is_event, F.try_element_at(sources, midx + 1))
         .when(keep_record, F.when(client, "client").otherwise("broker")),
-        "event": ev(F.col("event0")),
-        "group": ev(F.coalesce(slot("group"), slot("p_group"))),
-        "member": ev(slot("member")),
-        "generation": ev(slot("generation").try_cast("int")),
-        "state": ev(slot("state")),
-        "reason": ev(slot("reason")),
-        "partition": ev(F.coalesce(slot("partition"), slot("p_partition")).try_cast("int")),
-        "epoch": ev(slot("epoch").try_cast("int")),
-        "duration_ms": ev(slot("duration_ms").try_cast("long")),
-        "raw": F.col("raw"),
-        "file": F.col("file"),
-        "line": F.col("line"),
+        "event": ev(col("event0")),
+        "group": ev(col("m_group")),
+        "member": ev(col("m_member")),
+        "generation": ev(col("m_generation").try_cast("int")),
+        "state": ev(col("m_state")),
+        "reason": ev(col("m_reason")),
+        "partition": ev(col("m_partition").try_cast("int")),
+        "epoch": ev(col("m_epoch").try_cast("int")),
+        "duration_ms": ev(col("m_duration").try_cast("long")),
+        "raw": col("raw"),
+        "file": col("file"),
+        "line": col("line"),
         "template": ev(F.try_element_at(ids, midx + 1)),
-        "layout": F.when(keep_record, F.col("layout")),
-        "problem": F.col("problem"),
+        "layout": F.when(keep_record, col("layout")),
+        "problem": col("problem"),
     }
     assert tuple(columns) == COLUMN_NAMES
-    return s10.select(*[c.alias(name) for name, c in columns.items()], k.alias("kind"))
+    kinds = _array(F, ["event", "other", "continuation", "quarantine"])
+    return s10.select(*[c.alias(name) for name, c in columns.items()],
+                      F.try_element_at(kinds, kc + 1).alias("kind"))
 
 
 _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
