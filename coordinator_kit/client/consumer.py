@@ -695,6 +695,8 @@ class Consumer:
             request = self._heartbeat_request = HeartbeatRequest(
                 self.config.group_id, sent.generation_id, sent.member_id,
                 self.config.group_instance_id)
+        self._log("J-HB-SEND", {"generation": sent.generation_id, "member": sent.member_id,
+                                "node": self.node()}, sent=sent)
         self.cluster.network.send(self, self.coordinator, "Heartbeat",
                                   lambda svc: svc.heartbeat(self.context, request),
                                   lambda r, e: self._on_heartbeat(r, e, sent),
@@ -721,6 +723,7 @@ class Consumer:
         now = self.scheduler._now
         if error is Errors.NONE:
             self.last_heartbeat_received = now
+            self._log("J-HB-OK", {})
         elif error is Errors.REBALANCE_IN_PROGRESS:
             self.last_heartbeat_received = now
             if self.state is MemberState.STABLE:

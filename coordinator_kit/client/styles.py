@@ -26,7 +26,9 @@ Where the two clients differ, the kafka-python lines follow kafka-python's code:
 kafka-python also prints a few lines with no Java counterpart, which the kit does not write (so
 both styles keep the same events): "Heartbeat session expired, marking coordinator dead" before
 the coordinator-dead line, "OffsetCommit for group g failed: ..." before the auto-commit
-warning, and its DEBUG lines. It marks the coordinator dead before (not after) logging a
+warning, "Received heartbeat response ..." for a heartbeat answered with an error (written for
+successful ones, like Java's "Received successful Heartbeat response"), and its other DEBUG
+lines. It marks the coordinator dead before (not after) logging a
 JoinGroup failed on a coordinator error; the kit keeps the Java order.
 """
 
@@ -157,6 +159,15 @@ def _line(consumer: Consumer, java_id: str, context: Mapping[str, Any]
         return "KP-REVOKE", {"partitions": _set(context.get("revoked", ())), "group": group}
     if java_id == "J-LEAVE":
         return "KP-LEAVE", {"group": group, "member": consumer.member_id}
+    if java_id == "J-HB-SEND":
+        sent = context["sent"]
+        instance = consumer.config.group_instance_id
+        return "KP-HB-SEND", {"node": node, "request": (
+            f"HeartbeatRequest_v3(group={group!r}, generation_id={sent.generation_id}, "
+            f"member_id={sent.member_id!r}, group_instance_id={instance!r})")}
+    if java_id == "J-HB-OK":
+        return "KP-HB-RECEIVED", {"group": group, "response":
+                                  "HeartbeatResponse_v3(throttle_time_ms=0, error_code=0)"}
     if java_id == "J-HB-COORD":
         return "KP-HB-COORD", {"group": group, "node": node}
     if java_id in ("J-HB-RESET", "J-HB-STALE"):

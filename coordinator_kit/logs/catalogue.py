@@ -347,6 +347,12 @@ _CLIENT_ENTRIES = [
     _j("J-RESET", "generation_reset", "INFO", "Resetting generation {member_id}due to: {reason}"),
     _j("J-LEAVE", "leave_sent", "INFO",
        "Member {member} sending LeaveGroup request to coordinator {node} due to {reason}"),
+    # DEBUG, in the heartbeat thread (AbstractCoordinator.sendHeartbeatRequest and its
+    # response handler): the only trace a healthy member leaves of its heartbeats.
+    _j("J-HB-SEND", "heartbeat_sent", "DEBUG",
+       "Sending Heartbeat request with generation {generation} and member id {member} to "
+       "coordinator {node}"),
+    _j("J-HB-OK", "heartbeat_succeeded", "DEBUG", "Received successful Heartbeat response"),
     _j("J-HB-COORD", "heartbeat_failed_coordinator", "INFO",
        "Attempt to heartbeat failed since coordinator {node} is either not started or not valid"),
     _j("J-HB-RESET", "heartbeat_failed_reset", "INFO",
@@ -425,6 +431,10 @@ _KAFKA_PYTHON_ENTRIES = [
        "Revoking previously assigned partitions {partitions} for group {group}"),
     _k("KP-LEAVE", "leave_sent", "kp_coordinator", "INFO",
        "Leaving consumer group {group} (member {member})."),
+    _k("KP-HB-SEND", "heartbeat_sent", "kp_heartbeat", "DEBUG",
+       "Sending HeartbeatRequest to {node}: {request}"),
+    _k("KP-HB-RECEIVED", "heartbeat_succeeded", "kp_heartbeat", "DEBUG",
+       "Received heartbeat response for group {group}: {response}"),
     _k("KP-HB-COORD", "heartbeat_failed_coordinator", "kp_heartbeat", "WARN",
        "Heartbeat failed for group {group}: coordinator (node {node}) is either not started or "
        "not valid"),
