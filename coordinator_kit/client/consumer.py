@@ -29,6 +29,7 @@ from ..group.api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
                          OffsetFetchRequest, OffsetFetchResponse, PartitionData, RequestContext,
                          SyncGroupRequest, SyncGroupResponse)
 from ..group.classic import CONSUMER_PROTOCOL_TYPE, Protocol
+from ..logs.layout import level_number
 from ..group.protocol import (ConsumerProtocolAssignment, ConsumerProtocolSubscription,
                               StickyAssignorUserData)
 from ..topic import TopicPartition
@@ -41,6 +42,11 @@ if TYPE_CHECKING:
     from ..cluster import Cluster
 
 __all__ = ["Consumer", "ListenerCall"]
+
+# Both clients write their heartbeat lines (sent, answered) at DEBUG: below the trace's level
+# the consumer does not build their fields at all (two lines per heartbeat on the hot path).
+_HEARTBEAT_LINE_LEVEL = level_number("DEBUG")
+_SYNCING_OR_STABLE = frozenset((MemberState.COMPLETING_REBALANCE, MemberState.STABLE))
 
 _FATAL_JOIN = (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT,
                Errors.INVALID_GROUP_ID, Errors.GROUP_AUTHORIZATION_FAILED,
@@ -655,28 +661,29 @@ class Consumer:
 
     def _heartbeat_tick(self) -> None:
         self._hb_handle = None
-        if self._deferred(self._heartbeat_tick):
-            return
-        if self.state not in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE) \
-                or self.fatal is not None:
-            return  # the thread disables itself; the next successful join re-arms it
         now = self.scheduler._now
+        if self.crashed or not self.running or now < self.paused_until:
+            self._deferred(self._heartbeat_tick)
+            return
+        if self.state not in _SYNCING_OR_STABLE or self.fatal is not None:
+            return  # the thread disables itself; the next successful join re-arms it
+        config = self.config
         if self.coordinator is None:
             self._find_coordinator()
-        elif now - self.last_heartbeat_received > self.config.session_timeout_ms:
+        elif now - self.last_heartbeat_received > config.session_timeout_ms:
             self.mark_coordinator_unknown("session timed out without receiving a heartbeat "
                                           "response")
-        elif now - self.last_poll > self.config.max_poll_interval_ms:
+        elif now - self.last_poll > config.max_poll_interval_ms:
             self._log("J-POLL-TIMEOUT", {})
             self._maybe_leave_group("consumer poll timeout has expired.")
             return
-        elif now - self.last_heartbeat_sent >= self.config.heartbeat_interval_ms \
+        elif now - self.last_heartbeat_sent >= config.heartbeat_interval_ms \
                 and not self.inflight.heartbeat:
             self._send_heartbeat()
         self._arm_heartbeat_later()
 
     def _arm_heartbeat_later(self) -> None:
-        if self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+        if self.state in _SYNCING_OR_STABLE:
             if self.coordinator is None:
                 self._hb_handle = self.scheduler.call_later(
                     max(self.config.retry_backoff_ms, 1), self._heartbeat_tick,
@@ -695,8 +702,9 @@ class Consumer:
             request = self._heartbeat_request = HeartbeatRequest(
                 self.config.group_id, sent.generation_id, sent.member_id,
                 self.config.group_instance_id)
-        self._log("J-HB-SEND", {"generation": sent.generation_id, "member": sent.member_id,
-                                "node": self.node()}, sent=sent)
+        if self.log.trace.threshold <= _HEARTBEAT_LINE_LEVEL:
+            self._log("J-HB-SEND", {"generation": sent.generation_id, "member": sent.member_id,
+                                    "node": self.node()}, sent=sent)
         self.cluster.network.send(self, self.coordinator, "Heartbeat",
                                   lambda svc: svc.heartbeat(self.context, request),
                                   lambda r, e: self._on_heartbeat(r, e, sent),
@@ -705,11 +713,19 @@ class Consumer:
 
     def _on_heartbeat(self, response: HeartbeatResponse | None, net_error: Errors | None,
                       sent: Generation) -> None:
-        if self._deferred(self._on_heartbeat, response, net_error, sent):
+        if self.crashed or not self.running or self.scheduler._now < self.paused_until:
+            self._deferred(self._on_heartbeat, response, net_error, sent)
             return
         self.inflight.heartbeat = False
-        self._handle_heartbeat_response(response, net_error, sent)
-        if self._hb_handle is None or not self._hb_handle.pending:
+        if response is not None and response.error is Errors.NONE:
+            # _handle_heartbeat_response's first case, written out: nearly every response
+            self.last_heartbeat_received = self.scheduler._now
+            if self.log.trace.threshold <= _HEARTBEAT_LINE_LEVEL:
+                self._log("J-HB-OK", {})
+        else:
+            self._handle_heartbeat_response(response, net_error, sent)
+        handle = self._hb_handle
+        if handle is None or handle.done or handle.cancelled:
             self._arm_heartbeat_later()
         else:
             self._arm_heartbeat()
@@ -723,7 +739,8 @@ class Consumer:
         now = self.scheduler._now
         if error is Errors.NONE:
             self.last_heartbeat_received = now
-            self._log("J-HB-OK", {})
+            if self.log.trace.threshold <= _HEARTBEAT_LINE_LEVEL:
+                self._log("J-HB-OK", {})
         elif error is Errors.REBALANCE_IN_PROGRESS:
             self.last_heartbeat_received = now
             if self.state is MemberState.STABLE:
