@@ -301,6 +301,12 @@ class CoordinatorContext:
         if producer_id != NO_PRODUCER_ID:
             is_atomic = True
             self.flush_current_batch()
+        elif self.batch is None and rt._flush_every_write:
+            partition = rt.writer.partitions.get(self.tp)
+            if partition is not None:
+                self._append_own_batch(partition, producer_epoch, records, replay, is_atomic,
+                                       event, coordinator, now)
+                return
         batch = self.batch or self._allocate_batch(producer_id, producer_epoch, now)
 
         # Serialise and measure every record once, before anything is replayed: its size
@@ -358,6 +364,94 @@ class CoordinatorContext:
                 (batch.append_time_ms - now) >= rt.config.append_linger_ms:
             self.flush_current_batch()
 
+    def _append_own_batch(self, partition: ReplicatedPartition, producer_epoch: int,
+                          records: Sequence[Any], replay: bool, is_atomic: bool,
+                          event: _WriteEvent[Any], coordinator: SnapshottableCoordinator,
+                          now: int) -> None:
+        """`append` at linger 0 with no batch open and no producer: the write's records make a
+        batch of their own, flushed at once (§1.9), as the general path would do it, without
+        the `_Batch` object, the batch's bookkeeping and the writer's indirections. Whatever
+        leaves that path (a record that fails to serialise or replay, records too large for
+        one batch, a failed or out-of-sync append) first sets up the `_Batch` the general path
+        would hold at that point and continues as it does, with the same trace."""
+        rt = self.runtime
+        max_batch_size = partition.max_message_bytes
+        base_offset = coordinator.last_written_offset
+        # Serialise and measure every record once, before anything is replayed (see append).
+        serialize = rt.serde.serialize
+        measured = []
+        size = RECORD_BATCH_OVERHEAD
+        try:
+            for record in records:
+                key_value = serialize(record)
+                if key_value.__class__ is not tuple:
+                    key_value = tuple(key_value)
+                body = record_body_size(*key_value)
+                record_size = record_size_from_body(body, len(measured))
+                size += record_size
+                measured.append((record, key_value, body, record_size))
+        except BaseException:
+            self._own_batch(base_offset, now, max_batch_size, producer_epoch)
+            raise
+        if size > max_batch_size:
+            # MESSAGE_TOO_LARGE (atomic), or records that span batches: the general path, on
+            # the batch it would have allocated (it measures the records again; serialising
+            # is a pure function of the record).
+            self._own_batch(base_offset, now, max_batch_size, producer_epoch)
+            self.append(NO_PRODUCER_ID, producer_epoch, records, replay, is_atomic, event)
+            return
+        offset = base_offset
+        key_values = []
+        for record, key_value, _, _ in measured:
+            try:
+                if replay:
+                    coordinator.replay(offset, NO_PRODUCER_ID, producer_epoch, record)
+            except Exception as exc:
+                batch = self._own_batch(base_offset, now, max_batch_size, producer_epoch)
+                batch.records = key_values
+                batch.size = RECORD_BATCH_OVERHEAD + sum(m[3] for m in measured[:len(key_values)])
+                batch.next_offset = offset
+                rt.log.log("R-REPLAY-FAIL", record=record, tp=self.tp, error=str(exc))
+                batch.deferred_events.append(event)
+                self.fail_current_batch(exc)
+                return
+            key_values.append(key_value)
+            offset += 1
+        # flush_current_batch(), for this batch
+        try:
+            end = partition.append(rt.writer.broker_id, key_values, NO_PRODUCER_ID,
+                                   producer_epoch, None, size)
+        except BaseException as exc:
+            self._own_flushed_batch(base_offset, now, max_batch_size, producer_epoch,
+                                    key_values, size, event)
+            self._append_failed(exc)
+            raise
+        if end != offset or end <= base_offset or rt._debug:
+            batch = self._own_flushed_batch(base_offset, now, max_batch_size, producer_epoch,
+                                             key_values, size, event)
+            self._appended(batch, end)
+            return
+        coordinator.update_last_written_offset(end)
+        self.deferred.add(end, event)
+
+    def _own_batch(self, base_offset: int, now: int, max_batch_size: int,
+                   producer_epoch: int) -> _Batch:
+        """The `_Batch` the general path would have allocated for a write of its own."""
+        batch = self.batch = _Batch(base_offset, now, max_batch_size, NO_PRODUCER_ID,
+                                    producer_epoch)
+        return batch
+
+    def _own_flushed_batch(self, base_offset: int, now: int, max_batch_size: int,
+                           producer_epoch: int, key_values: list[Any], size: int,
+                           event: _WriteEvent[Any]) -> _Batch:
+        """... and that batch as the general path flushes it: full, with the write attached."""
+        batch = self._own_batch(base_offset, now, max_batch_size, producer_epoch)
+        batch.records = key_values
+        batch.size = size
+        batch.next_offset = base_offset + len(key_values)
+        batch.deferred_events.append(event)
+        return batch
+
     def _allocate_batch(self, producer_id: int, producer_epoch: int, now: int) -> _Batch:
         """Open a batch at the last written offset, with its linger timer (§1.9)."""
         rt = self.runtime
@@ -388,12 +482,21 @@ class CoordinatorContext:
         batch = self.batch
         if batch is None:
             return
-        rt = self.runtime
         try:
             # batch.size is the batch's size in the log (each record measured at its offset
             # delta), so the partition need not measure the records again.
-            offset = rt.writer.append(self.tp, batch.records, batch.producer_id,
-                                      batch.producer_epoch, None, batch.size)
+            offset = self.runtime.writer.append(self.tp, batch.records, batch.producer_id,
+                                                batch.producer_epoch, None, batch.size)
+        except BaseException as exc:
+            self._append_failed(exc)
+            raise
+        self._appended(batch, offset)
+
+    def _appended(self, batch: _Batch, offset: int) -> None:
+        """The open batch is in the log, ending at `offset`: park its writes until the HWM
+        passes it (the rest of `flush_current_batch`)."""
+        rt = self.runtime
+        try:
             self.coordinator.update_last_written_offset(offset)  # type: ignore[union-attr]
             if offset != batch.next_offset:
                 rt.log.log("R-OUT-OF-SYNC", tp=self.tp, offset=offset, expected=batch.next_offset)
@@ -405,16 +508,19 @@ class CoordinatorContext:
                                end_offset=offset, records=len(batch.records), bytes=batch.size,
                                operations=len(batch.deferred_events))
             self.deferred.add_all(offset, batch.deferred_events)
-            # self._free_batch(), written out: at linger 0 this runs for every write
+            # self._free_batch(), written out
             if batch.linger is not None:
                 batch.linger.cancel()
                 batch.linger = None
             self.batch = None
         except BaseException as exc:
-            rt.log.log("R-APPEND-FAIL", tp=self.tp,
-                       error=exc.detail if isinstance(exc, KafkaError) else str(exc))
-            self.fail_current_batch(exc)
+            self._append_failed(exc)
             raise
+
+    def _append_failed(self, exc: BaseException) -> None:
+        self.runtime.log.log("R-APPEND-FAIL", tp=self.tp,
+                             error=exc.detail if isinstance(exc, KafkaError) else str(exc))
+        self.fail_current_batch(exc)
 
     def fail_current_batch(self, exc: BaseException) -> None:
         batch = self.batch
@@ -627,6 +733,8 @@ class CoordinatorRuntime(Generic[S]):
         self._write_timeout_ms = self.config.write_timeout_ms  # the config is frozen
         self.log = LogContext(trace, f"broker-{broker_id}", f"[GroupCoordinator id={broker_id}] ")
         self._debug = self.log.enabled("DEBUG")
+        # At linger 0 every write's batch is flushed by the write itself (§1.9).
+        self._flush_every_write = self.config.append_linger_ms == 0
         self.shard_builder_supplier = shard_builder_supplier
         self.serde = serde
         self.partitions = partitions
