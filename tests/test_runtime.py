@@ -393,6 +393,73 @@ def test_batches_fill_up_to_max_message_bytes_atomic_whole_non_atomic_split():
         assert b.size_in_bytes == LogBatch.measure(b.records) <= 400
 
 
+def _linger_zero_paths(trace_level: str) -> tuple:
+    """Writes at linger 0 through every way out of a write's own batch (spec §1.5 step 2,
+    §1.9): plain and multi-record writes, a record that fails to serialise (its batch stays
+    open, as in Kafka), one that fails to replay, atomic and non-atomic writes larger than a
+    batch, a failed append and an append that lands at an unexpected offset."""
+    from coordinator_kit.runtime import CoordinatorRecord
+    sb = loaded(append_linger_ms=0, trace_level=trace_level)
+    rt, tp, p = sb.leader(), sb.tp(), sb.partition()
+    shard = rt.context(tp).coordinator.shard
+    original = shard.replay
+
+    def replay(offset, pid, pe, rec):
+        if rec.key["key"] == "bad-replay":
+            raise ValueError("cannot replay bad-replay")
+        original(offset, pid, pe, rec)
+
+    shard.replay = replay
+
+    def write(name, records, atomic=True):
+        return rt.schedule_write_operation(
+            name, tp, lambda s: CoordinatorResult(records, name, is_atomic=atomic))
+
+    futures = [sb.put("a", "1"), write("two", [kv_record("b", "2"), kv_record("c", "3")])]
+    sb.run_for(5)
+    futures.append(write("unserialisable", [CoordinatorRecord(999, {"key": "x"}, {"v": 1})]))
+    futures.append(sb.put("after-open-batch", "1"))
+    sb.run_for(5)
+    futures.append(write("replay", [kv_record("ok", "1"), kv_record("bad-replay", "1")]))
+    futures.append(sb.put("d", "4"))
+    sb.run_for(5)
+    p.max_message_bytes = 400
+    futures.append(write("atomic-big", [kv_record(f"at{i}", "v" * 30) for i in range(12)]))
+    futures.append(write("split", [kv_record(f"sp{i}", "v" * 30) for i in range(12)], False))
+    sb.run_for(5)
+    p.fail_next_append(Errors.KAFKA_STORAGE_ERROR)
+    futures.append(sb.put("e", "5"))
+    futures.append(sb.put("f", "6"))
+    sb.run_for(5)
+    from coordinator_kit.runtime.kv import KV_SERDE
+    p.append(p.leader_id, [KV_SERDE.serialize(kv_record("foreign", "x"))])  # not the runtime
+    futures.append(sb.put("g", "7"))
+    sb.run_for(50)
+    futures.append(sb.put("h", "8"))
+    sb.run_for(50)
+    outcomes = [(f.done(), (error_of(f) or type(f.exception()).__name__) if f.failed()
+                 else f.result()) for f in futures]
+    batches = [(b.base_offset, len(b.records), b.size_in_bytes) for b in p.leader.batches]
+    return outcomes, batches, sb.describe(), sb.log_lines("INFO")
+
+
+def test_linger_zero_writes_take_the_same_steps_with_debug_lines_on_or_off():
+    """At INFO a linger-0 write's own batch is appended without a `_Batch`; every path out of
+    it must behave as the general path does (which DEBUG uses): same outcomes, log, state."""
+    debug, info = _linger_zero_paths("DEBUG"), _linger_zero_paths("INFO")
+    assert info == debug
+    outcomes, batches, described, lines = info
+    assert [o for _, o in outcomes] == [
+        "a=1", "two", "ValueError", "after-open-batch=1", "ValueError", "d=4",
+        Errors.MESSAGE_TOO_LARGE, "split", Errors.KAFKA_STORAGE_ERROR, "f=6",
+        Errors.NOT_COORDINATOR, "h=8"]
+    # one write, one batch; the non-atomic 12 records spread over batches of at most 400 bytes
+    assert [n for _, n, _ in batches] == [1, 2, 1, 1, 5, 5, 2, 1, 1, 1, 1]
+    assert described["state"] == "ACTIVE" and described["last_written_offset"] == 21
+    assert any("is out of sync with the underlying log" in ln for ln in lines)
+    assert any("failed due to: cannot replay bad-replay." in ln for ln in lines)
+
+
 # --------------------------------------------------------------------------------------------
 # §1.9 linger
 
