@@ -66,18 +66,28 @@ class _Exchange:
 
     def arrive(self) -> None:
         network = self.network
-        if not network._up(self.client, self.broker):
+        broker = self.broker
+        # network._up(client, broker), written out: every request and response comes here
+        if self.client.name in network.cut or broker is None:
             return
-        future = self.call(network.cluster.brokers[self.broker].service)  # type: ignore[index]
+        broker_ = network.cluster.brokers[broker]
+        if not broker_.alive:
+            return
+        future = self.call(broker_.service)
         future.add_done_callback(self.responded)
 
     def responded(self, future: CoordinatorFuture[Any]) -> None:
         network = self.network
-        network.cluster.scheduler.call_later(network.latency_ms, self.deliver, future.result(),
-                                             name=self.response_name)
+        network.scheduler.call_later(network.latency_ms, self.deliver, future.result(),
+                                     name=self.response_name)
 
     def deliver(self, response: Any) -> None:
-        if self.answered or not self.network._up(self.client, self.broker):
+        if self.answered:
+            return
+        network = self.network
+        broker = self.broker
+        if self.client.name in network.cut or broker is None \
+                or not network.cluster.brokers[broker].alive:
             return
         self.answered = True
         timeout = self.timeout
@@ -119,6 +129,7 @@ class Network:
         if latency_ms < 0:
             raise ValueError(f"network latency must be >= 0 ms, got {latency_ms}")
         self.cluster = cluster
+        self.scheduler = cluster.scheduler
         self.latency_ms = latency_ms
         self.cut: set[str] = set()
         self._lanes: dict[int, TimerLane] = {}
@@ -133,7 +144,7 @@ class Network:
              call: Callable[[GroupCoordinatorService], CoordinatorFuture[Any]],
              on_response: Callable[[Any, Errors | None], None], *, timeout_ms: int,
              drop: bool = False) -> None:
-        sched = self.cluster.scheduler
+        sched = self.scheduler
         exchange = _Exchange(self, client, broker, api, call, on_response)
         lane = self._lanes.get(timeout_ms)
         if lane is None and timeout_ms.__class__ is int and timeout_ms >= 0:

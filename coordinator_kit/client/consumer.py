@@ -302,9 +302,24 @@ class Consumer:
             if self.coordinator is not None and not self.rejoin_needed \
                     and self.state is MemberState.STABLE:
                 # Stable: the coordinator part of poll() only auto-commits when due.
-                if self.config.enable_auto_commit and now >= self.next_auto_commit:
+                if now >= self.next_auto_commit and self.config.enable_auto_commit:
                     self._maybe_auto_commit()
-                self._consume()
+                owned = self.owned
+                if len(owned) == 1:
+                    # _consume() for one partition, written out (a member of a big group)
+                    for tp in owned:
+                        positions = self.positions
+                        pos = positions.get(tp)
+                        if pos is not None:
+                            take = self.cluster.end_offset(tp) - pos
+                            if take > 0:
+                                budget = self.config.max_poll_records
+                                if take > budget:
+                                    take = budget
+                                positions[tp] = pos + take
+                                self.consumed += take
+                else:
+                    self._consume()
             else:
                 self._coordinator_poll()
                 self._consume()
