@@ -127,8 +127,8 @@ def test_election_truncates_uncommitted_records_on_followers_and_keeps_committed
 def test_a_record_measured_once_has_its_v2_size_at_every_offset_delta():
     """The runtime measures a record once (`record_body_size`) and sizes it at its offset delta
     in the batch (`record_size_from_body`); both must agree with the v2 record layout."""
-    from coordinator_kit.runtime.partition import (record_body_size, record_size_from_body,
-                                                   record_size_in_bytes)
+    from coordinator_kit.runtime.partition import (first_record_size, record_body_size,
+                                                   record_size_from_body, record_size_in_bytes)
     lengths = [0, 1, 62, 63, 64, 65, 127, 128, 8190, 8191, 8192, 8193, 20_000, 1_100_000]
     deltas = [0, 1, 63, 64, 65, 8191, 8192, 8193, 70_000, 2**31 - 1]
     for n in lengths:
@@ -138,3 +138,5 @@ def test_a_record_measured_once_has_its_v2_size_at_every_offset_delta():
             for delta in deltas:
                 assert record_size_from_body(body, delta) == \
                     record_size_in_bytes(delta, key, value), (n, value and len(value), delta)
+            # a batch's first record (a linger-0 write's only one), measured in one call
+            assert first_record_size(key, value) == record_size_in_bytes(0, key, value)

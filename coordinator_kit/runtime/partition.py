@@ -76,6 +76,19 @@ def record_body_size(key: bytes, value: bytes | None) -> int:
     return body + n + (1 if n < 64 else _varint_size(n))
 
 
+def first_record_size(key: bytes, value: bytes | None) -> int:
+    """`record_size_from_body(record_body_size(key, value), 0)` in one call: the size of a
+    batch's first record (a write's only record, at linger 0)."""
+    n = len(key)
+    body = n + (5 if n < 64 else 4 + _varint_size(n))  # record_body_size + 1-byte delta 0
+    if value is None:
+        body += 1
+    else:
+        n = len(value)
+        body += n + (1 if n < 64 else _varint_size(n))
+    return body + (1 if body < 64 else 2 if body < 8192 else _varint_size(body))
+
+
 def record_size_from_body(body_size: int, offset_delta: int) -> int:
     """`record_size_in_bytes(offset_delta, key, value)` from `record_body_size(key, value)`."""
     # a zig-zag varint takes 1 byte for [-64, 63] and 2 bytes for [-8192, 8191]

@@ -33,11 +33,12 @@ from ..topic import TopicPartition
 from ..trace import LogContext, Trace
 from .deferred import DeferredEventQueue
 from .events import RejectedExecutionError
-from .future import CoordinatorFuture
+from .future import _PENDING, CoordinatorFuture
 from .loader import CoordinatorLoader, LoadSummary
 from .metadata import MetadataDelta, MetadataImage
 from .partition import (NO_PRODUCER_ID, RECORD_BATCH_OVERHEAD, PartitionWriter,
-                        ReplicatedPartition, record_body_size, record_size_from_body)
+                        ReplicatedPartition, first_record_size, record_body_size,
+                        record_size_from_body)
 from .processor import DeterministicEventProcessor, EventProcessor
 from .records import RecordSerde
 from .shard import CoordinatorResult, CoordinatorShard, CoordinatorShardBuilderSupplier
@@ -368,31 +369,69 @@ class CoordinatorContext:
                           records: Sequence[Any], replay: bool, is_atomic: bool,
                           event: _WriteEvent[Any], coordinator: SnapshottableCoordinator,
                           now: int) -> None:
-        """`append` at linger 0 with no batch open and no producer: the write's records make a
-        batch of their own, flushed at once (§1.9), as the general path would do it, without
-        the `_Batch` object, the batch's bookkeeping and the writer's indirections. Whatever
-        leaves that path (a record that fails to serialise or replay, records too large for
-        one batch, a failed or out-of-sync append) first sets up the `_Batch` the general path
+        """`append` at linger 0 with no batch open and no producer (the caller checked the
+        context is ACTIVE and `records` not empty): the write's records make a batch of their
+        own, flushed at once (§1.9), as the general path would do it, without the `_Batch`
+        object, the batch's bookkeeping and the writer's indirections. Whatever leaves that
+        path (a record that fails to serialise or replay, records too large for one batch, a
+        failed or out-of-sync append, DEBUG lines) first sets up the `_Batch` the general path
         would hold at that point and continues as it does, with the same trace."""
         rt = self.runtime
         max_batch_size = partition.max_message_bytes
         base_offset = coordinator.last_written_offset
-        # Serialise and measure every record once, before anything is replayed (see append).
         serialize = rt.serde.serialize
-        measured = []
-        size = RECORD_BATCH_OVERHEAD
-        try:
-            for record in records:
+        # Serialise and measure every record once, before anything is replayed (see append).
+        if len(records) == 1:  # most writes: the loops below, for one record
+            record = records[0]
+            try:
                 key_value = serialize(record)
                 if key_value.__class__ is not tuple:
                     key_value = tuple(key_value)
-                body = record_body_size(*key_value)
-                record_size = record_size_from_body(body, len(measured))
-                size += record_size
-                measured.append((record, key_value, body, record_size))
-        except BaseException:
-            self._own_batch(base_offset, now, max_batch_size, producer_epoch)
-            raise
+                size = RECORD_BATCH_OVERHEAD + first_record_size(*key_value)
+            except BaseException:
+                self._own_batch(base_offset, now, max_batch_size, producer_epoch)
+                raise
+            if size <= max_batch_size:
+                try:
+                    if replay:
+                        coordinator.replay(base_offset, NO_PRODUCER_ID, producer_epoch, record)
+                except Exception as exc:
+                    self._own_replay_failed(base_offset, now, max_batch_size, producer_epoch,
+                                            [], RECORD_BATCH_OVERHEAD, record, event, exc)
+                    return
+                key_values: Sequence[Any] = (key_value,)
+                offset = base_offset + 1
+        else:
+            measured = []
+            size = RECORD_BATCH_OVERHEAD
+            try:
+                for record in records:
+                    key_value = serialize(record)
+                    if key_value.__class__ is not tuple:
+                        key_value = tuple(key_value)
+                    record_size = record_size_from_body(record_body_size(*key_value),
+                                                        len(measured))
+                    size += record_size
+                    measured.append((record, key_value, record_size))
+            except BaseException:
+                self._own_batch(base_offset, now, max_batch_size, producer_epoch)
+                raise
+            if size <= max_batch_size:
+                offset = base_offset
+                key_values = []
+                filled = RECORD_BATCH_OVERHEAD
+                for record, key_value, record_size in measured:
+                    try:
+                        if replay:
+                            coordinator.replay(offset, NO_PRODUCER_ID, producer_epoch, record)
+                    except Exception as exc:
+                        self._own_replay_failed(base_offset, now, max_batch_size,
+                                                producer_epoch, key_values, filled, record,
+                                                event, exc)
+                        return
+                    key_values.append(key_value)
+                    filled += record_size
+                    offset += 1
         if size > max_batch_size:
             # MESSAGE_TOO_LARGE (atomic), or records that span batches: the general path, on
             # the batch it would have allocated (it measures the records again; serialising
@@ -400,23 +439,6 @@ class CoordinatorContext:
             self._own_batch(base_offset, now, max_batch_size, producer_epoch)
             self.append(NO_PRODUCER_ID, producer_epoch, records, replay, is_atomic, event)
             return
-        offset = base_offset
-        key_values = []
-        for record, key_value, _, _ in measured:
-            try:
-                if replay:
-                    coordinator.replay(offset, NO_PRODUCER_ID, producer_epoch, record)
-            except Exception as exc:
-                batch = self._own_batch(base_offset, now, max_batch_size, producer_epoch)
-                batch.records = key_values
-                batch.size = RECORD_BATCH_OVERHEAD + sum(m[3] for m in measured[:len(key_values)])
-                batch.next_offset = offset
-                rt.log.log("R-REPLAY-FAIL", record=record, tp=self.tp, error=str(exc))
-                batch.deferred_events.append(event)
-                self.fail_current_batch(exc)
-                return
-            key_values.append(key_value)
-            offset += 1
         # flush_current_batch(), for this batch
         try:
             end = partition.append(rt.writer.broker_id, key_values, NO_PRODUCER_ID,
@@ -428,11 +450,32 @@ class CoordinatorContext:
             raise
         if end != offset or end <= base_offset or rt._debug:
             batch = self._own_flushed_batch(base_offset, now, max_batch_size, producer_epoch,
-                                             key_values, size, event)
+                                            key_values, size, event)
             self._appended(batch, end)
             return
-        coordinator.update_last_written_offset(end)
-        self.deferred.add(end, event)
+        # coordinator.update_last_written_offset(end), written out: `end` is past the last
+        # written offset, and its DEBUG line is off
+        coordinator.last_written_offset = end
+        coordinator.snapshot_registry.get_or_create_snapshot(end)
+        # self.deferred.add(end, event), written out
+        deferred = self.deferred
+        offsets = deferred._offsets
+        if offsets and end < offsets[-1]:
+            deferred._refuse(end)
+        offsets.append(end)
+        deferred._events.append(event)
+
+    def _own_replay_failed(self, base_offset: int, now: int, max_batch_size: int,
+                           producer_epoch: int, key_values: list[Any], size: int, record: Any,
+                           event: _WriteEvent[Any], exc: Exception) -> None:
+        """A record of a write's own batch failed to replay: as the general path does it."""
+        batch = self._own_batch(base_offset, now, max_batch_size, producer_epoch)
+        batch.records = key_values
+        batch.size = size
+        batch.next_offset = base_offset + len(key_values)
+        self.runtime.log.log("R-REPLAY-FAIL", record=record, tp=self.tp, error=str(exc))
+        batch.deferred_events.append(event)
+        self.fail_current_batch(exc)
 
     def _own_batch(self, base_offset: int, now: int, max_batch_size: int,
                    producer_epoch: int) -> _Batch:
@@ -446,7 +489,7 @@ class CoordinatorContext:
                            event: _WriteEvent[Any]) -> _Batch:
         """... and that batch as the general path flushes it: full, with the write attached."""
         batch = self._own_batch(base_offset, now, max_batch_size, producer_epoch)
-        batch.records = key_values
+        batch.records = list(key_values)
         batch.size = size
         batch.next_offset = base_offset + len(key_values)
         batch.deferred_events.append(event)
@@ -592,9 +635,16 @@ class _WriteEvent(Generic[T]):
             # result with its record objects: those would stay alive (and be walked by every
             # garbage collection) until the high watermark passes the batch.
             self.result = _Appended(result.response, result.append_future, len(records))
-            ctx.append(NO_PRODUCER_ID, -1, records, result.replay_records, result.is_atomic,
-                       self)
-            if not self.future.done():
+            if records and ctx.batch is None and rt._flush_every_write and ctx.state is _A \
+                    and (partition := rt.writer.partitions.get(self.key)) is not None:
+                # ctx.append(...), whose first steps lead here at linger 0
+                ctx._append_own_batch(partition, -1, records, result.replay_records,
+                                      result.is_atomic, self, ctx.coordinator,
+                                      rt.scheduler._now)
+            else:
+                ctx.append(NO_PRODUCER_ID, -1, records, result.replay_records,
+                           result.is_atomic, self)
+            if self.future._state is _PENDING:  # not self.future.done()
                 # The write times out `timeout_ms` from now unless it completes first: in the
                 # runtime's timeout lane (a TimerLane: same firing order and pending() view as
                 # a call_later handle, without a heap entry per write), or, when it falls due
