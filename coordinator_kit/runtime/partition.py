@@ -389,10 +389,14 @@ class ReplicatedPartition:
             leader = self.replicas[broker_id]
             records = tuple(records)
             base_offset = leader.log_end_offset
-            # LogBatch(base_offset, records, ...) as the log stores it (see BatchLog)
-            leader.batches._append_entry((base_offset, records, self.leader_epoch,
-                                          self.scheduler._now, producer_id, producer_epoch,
-                                          control, size))
+            # LogBatch(base_offset, records, ...) as the log stores it (see BatchLog);
+            # leader.batches._append_entry(entry), written out
+            log = leader.batches
+            tail = log._tail
+            tail.append((base_offset, records, self.leader_epoch, self.scheduler._now,
+                         producer_id, producer_epoch, control, size))
+            if len(tail) == _CHUNK:
+                log._seal_tail()
             leader.log_end_offset = leader.known_leo = end = base_offset + len(records)
             if self._parked:
                 for b, f in self.replicas.items():  # the waiting followers, in replica order
