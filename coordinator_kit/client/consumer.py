@@ -46,7 +46,11 @@ __all__ = ["Consumer", "ListenerCall"]
 # Both clients write their heartbeat lines (sent, answered) at DEBUG: below the trace's level
 # the consumer does not build their fields at all (two lines per heartbeat on the hot path).
 _HEARTBEAT_LINE_LEVEL = level_number("DEBUG")
-_SYNCING_OR_STABLE = frozenset((MemberState.COMPLETING_REBALANCE, MemberState.STABLE))
+# Enum members as module constants: `MemberState.STABLE` is an attribute lookup through the
+# enum's metaclass (~180 ns on 3.11), a module global ~20 ns; a tuple's `in` tests identity first.
+_STABLE = MemberState.STABLE
+_NONE = Errors.NONE
+_SYNCING_OR_STABLE = (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
 
 _FATAL_JOIN = (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT,
                Errors.INVALID_GROUP_ID, Errors.GROUP_AUTHORIZATION_FAILED,
@@ -222,7 +226,7 @@ class Consumer:
     def close(self) -> None:
         """Graceful shutdown: commit if auto-commit is on, leave the group (dynamic members)."""
         self._require_alive("close")
-        if self.config.enable_auto_commit and self.state is MemberState.STABLE:
+        if self.config.enable_auto_commit and self.state is _STABLE:
             self._commit(self._consumed_offsets(), auto=True)
         self._maybe_leave_group("the consumer is being closed")
         self._stop()
@@ -300,7 +304,7 @@ class Consumer:
         self.last_poll = now
         if self.fatal is None:
             if self.coordinator is not None and not self.rejoin_needed \
-                    and self.state is MemberState.STABLE:
+                    and self.state is _STABLE:
                 # Stable: the coordinator part of poll() only auto-commits when due.
                 if now >= self.next_auto_commit and self.config.enable_auto_commit:
                     self._maybe_auto_commit()
@@ -332,11 +336,11 @@ class Consumer:
             return
         if self.rejoin_needed and not (self.inflight.join or self.inflight.sync):
             self._join_group()
-        elif self.state is MemberState.STABLE:
+        elif self.state is _STABLE:
             self._maybe_auto_commit()
 
     def _consume(self) -> None:
-        if self.state is not MemberState.STABLE or self.rejoin_needed:
+        if self.state is not _STABLE or self.rejoin_needed:
             return
         budget = self.config.max_poll_records
         positions = self.positions
@@ -458,7 +462,7 @@ class Consumer:
             self.mark_coordinator_unknown(f"{net_error}", disconnected=True, error=net_error)
             return
         error = response.error
-        if error is Errors.NONE:
+        if error is _NONE:
             if self.state is not MemberState.PREPARING_REBALANCE:
                 return
             self.generation = Generation(response.generation_id, response.member_id,
@@ -568,7 +572,7 @@ class Consumer:
             self.mark_coordinator_unknown(f"{net_error}", disconnected=True, error=net_error)
             return
         error = response.error
-        if error is Errors.NONE:
+        if error is _NONE:
             if self.state is not MemberState.COMPLETING_REBALANCE or self.generation != sent:
                 self._reset_state_and_rejoin(
                     f"rebalance failed since the generation/state was modified by heartbeat "
@@ -576,7 +580,7 @@ class Consumer:
                     f"triggered", True)
                 return
             self._log("J-SYNCED", {"generation": self.generation})
-            self._transition(MemberState.STABLE)
+            self._transition(_STABLE)
             self.rejoin_needed = False
             self.rejoin_reason = ""
             self.needs_join_prepare = True  # the next rebalance starts with onJoinPrepare again
@@ -732,7 +736,7 @@ class Consumer:
             self._deferred(self._on_heartbeat, response, net_error, sent)
             return
         self.inflight.heartbeat = False
-        if response is not None and response.error is Errors.NONE:
+        if response is not None and response.error is _NONE:
             # _handle_heartbeat_response's first case, written out: nearly every response
             self.last_heartbeat_received = self.scheduler._now
             if self.log.trace.threshold <= _HEARTBEAT_LINE_LEVEL:
@@ -752,13 +756,13 @@ class Consumer:
             return
         error = response.error
         now = self.scheduler._now
-        if error is Errors.NONE:
+        if error is _NONE:
             self.last_heartbeat_received = now
             if self.log.trace.threshold <= _HEARTBEAT_LINE_LEVEL:
                 self._log("J-HB-OK", {})
         elif error is Errors.REBALANCE_IN_PROGRESS:
             self.last_heartbeat_received = now
-            if self.state is MemberState.STABLE:
+            if self.state is _STABLE:
                 self.request_rejoin("group is already rebalancing",
                                     why="heartbeat_rebalancing")
         elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
@@ -837,8 +841,16 @@ class Consumer:
         self.inflight.commit = False
         if response is None:
             return
+        for e in response.errors.values():
+            if e is not _NONE:
+                break
+        else:  # every partition committed (nearly always): nothing failed to map
+            committed = self.committed
+            for tp, o in offsets.items():
+                committed[tp] = o
+            return
         failed = {TopicPartition(t, p): e for (t, p), e in response.errors.items()
-                  if e is not Errors.NONE}
+                  if e is not _NONE}
         for tp, o in offsets.items():
             if tp not in failed:
                 self.committed[tp] = o
@@ -851,7 +863,7 @@ class Consumer:
         if error is Errors.REBALANCE_IN_PROGRESS:
             self.request_rejoin("offset commit failed since group is already rebalancing")
         elif error in (Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID):
-            if self.state is MemberState.STABLE:
+            if self.state is _STABLE:
                 self._reset_state_and_rejoin(f"encountered {error.name} from OFFSET_COMMIT "
                                              f"response", error is Errors.UNKNOWN_MEMBER_ID)
         elif error in (Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR):
@@ -874,7 +886,7 @@ class Consumer:
         if self._deferred(self._on_fetch, response, net_error, partitions):
             return
         self.inflight.fetch = False
-        if response is None or response.error is not Errors.NONE:
+        if response is None or response.error is not _NONE:
             return
         for tp in partitions:
             if tp not in self.owned:

@@ -39,6 +39,14 @@ class OffsetAndMetadata(NamedTuple):
     record_offset: int
 
 
+# Enum members as module constants for the commit path (an enum member lookup goes through the
+# metaclass, ~180 ns on 3.11; a module global ~20 ns).
+_NONE = Errors.NONE
+_G_DEAD, _G_EMPTY = ClassicGroupState.DEAD, ClassicGroupState.EMPTY
+_G_SYNCING = ClassicGroupState.COMPLETING_REBALANCE
+_G_STABLE_OR_PREPARING = (ClassicGroupState.STABLE, ClassicGroupState.PREPARING_REBALANCE)
+
+
 class OffsetMetadataManager:
     def __init__(self, log: LogContext, registry: SnapshotRegistry,
                  groups: GroupMetadataManager, config: GroupCoordinatorConfig, time: Any) -> None:
@@ -72,9 +80,9 @@ class OffsetMetadataManager:
             records.append(rec.new_offset_commit_record(
                 request.group_id, topic, partition, data.offset,
                 None if data.leader_epoch < 0 else data.leader_epoch, metadata, now, expire))
-            errors[(topic, partition)] = Errors.NONE
+            errors[(topic, partition)] = _NONE
         if group is not None and request.member_id and group.has_member(request.member_id) and \
-                group.state in (ClassicGroupState.STABLE, ClassicGroupState.PREPARING_REBALANCE):
+                group.state in _G_STABLE_OR_PREPARING:
             self.groups.reschedule_member_heartbeat(group.group_id, request.member_id)
         return CoordinatorResult(records, OffsetCommitResponse(errors))
 
@@ -89,9 +97,9 @@ class OffsetMetadataManager:
                 raise Errors.GROUP_ID_NOT_FOUND.exception(f"Group {request.group_id} not found.")
             raise Errors.ILLEGAL_GENERATION.exception(
                 f"Group {request.group_id} not found and generation {gen} is not -1.")
-        if group.state is ClassicGroupState.DEAD:
+        if group.state is _G_DEAD:
             raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
-        if gen < 0 and group.state is ClassicGroupState.EMPTY:
+        if gen < 0 and group.state is _G_EMPTY:
             return group
         if gen >= 0 or request.member_id or request.group_instance_id is not None:
             group.validate_member(request.member_id, request.group_instance_id)
@@ -99,11 +107,11 @@ class OffsetMetadataManager:
                 raise Errors.ILLEGAL_GENERATION.exception(
                     f"The request generation id {gen} is not equal to the group generation id "
                     f"{group.generation_id}.")
-        elif group.state is not ClassicGroupState.EMPTY:
+        elif group.state is not _G_EMPTY:
             raise Errors.UNKNOWN_MEMBER_ID.exception(
                 "The request was rejected because the group is not empty and the commit carries "
                 "no member id.")
-        if group.state is ClassicGroupState.COMPLETING_REBALANCE:
+        if group.state is _G_SYNCING:
             raise Errors.REBALANCE_IN_PROGRESS.exception(
                 f"Group {request.group_id} is completing a rebalance; commit again after the "
                 f"SyncGroup.")
