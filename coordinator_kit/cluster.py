@@ -154,7 +154,8 @@ class Network:
         if lane is None or not lane.arm(timeout_ms, exchange):
             exchange.timeout = sched.call_later(timeout_ms, exchange.timed_out,
                                                 name=f"{api} timeout {client.name}")
-        if drop or not self._up(client, broker):
+        if drop or client.name in self.cut or broker is None \
+                or not self.cluster.brokers[broker].alive:  # not self._up(client, broker)
             client.log.event("request_dropped", api=api, client=client.name, broker=broker)
             return
         names = self._names.get((api, client.name, broker))
