@@ -341,6 +341,19 @@ def test_handler_error_fails_at_once_without_records():
     assert rt.context(tp).coordinator.last_written_offset == 0
 
 
+def test_operation_returning_no_coordinator_result_fails_its_write_with_a_clear_error():
+    """A write operation must return a CoordinatorResult (§1.5 step 1): anything else fails
+    that write's future with a TypeError naming the write, and the runtime goes on."""
+    sb = loaded()
+    rt, tp = sb.leader(), sb.tp()
+    f = rt.schedule_write_operation("bad", tp, lambda shard: "not a result")
+    ok = sb.put("a", "1")
+    sb.run_for(10)
+    assert isinstance(f.exception(), TypeError)
+    assert "write operation 'bad' must return a CoordinatorResult, got str" in str(f.exception())
+    assert ok.result() == "a=1"
+
+
 def test_atomic_result_larger_than_a_batch_is_message_too_large():
     sb = loaded()
     sb.partition().max_message_bytes = 200

@@ -601,7 +601,8 @@ def _timeout_name(event: _WriteEvent[Any]) -> str:
 
 
 class _WriteEvent(Generic[T]):
-    __slots__ = ("runtime", "key", "name", "op", "future", "timeout_ms", "result", "_timeout")
+    __slots__ = ("runtime", "key", "name", "op", "future", "timeout_ms", "response",
+                 "append_future", "records", "_timeout")
 
     def __init__(self, runtime: CoordinatorRuntime[Any], name: str, tp: TopicPartition,
                  op: Callable[[Any], CoordinatorResult[T]], timeout_ms: int) -> None:
@@ -611,9 +612,21 @@ class _WriteEvent(Generic[T]):
         self.op = op
         self.future: CoordinatorFuture[T] = CoordinatorFuture(name)
         self.timeout_ms = timeout_ms
-        # The operation's result while it runs, then what completion needs (_Appended).
-        self.result: CoordinatorResult[T] | _Appended | None = None
+        # What completion needs from the operation's result, kept from when the operation
+        # returned until the write completes (see `result`): its response, its append future
+        # and how many records it appended (None: no result held).
+        self.response: Any = None
+        self.append_future: CoordinatorFuture[None] | None = None
+        self.records: int | None = None
         self._timeout: Any = None  # None, _IN_LANE or a TimerHandle
+
+    @property
+    def result(self) -> _Appended | None:
+        """What the write holds of its operation's result until it completes (for learners
+        and tests; the write keeps the three values in its own slots, no object per write)."""
+        if self.records is None:
+            return None
+        return _Appended(self.response, self.append_future, self.records)
 
     def run(self) -> None:
         rt = self.runtime
@@ -623,18 +636,21 @@ class _WriteEvent(Generic[T]):
             if ctx is None or ctx.state is not _A:
                 raise _inactive_error(ctx)
             op, self.op = self.op, None  # the write keeps its result, not what made it
-            self.result = result = op(ctx.coordinator.shard)  # type: ignore[union-attr]
+            result = op(ctx.coordinator.shard)  # type: ignore[union-attr]
             if result.__class__ is not CoordinatorResult and \
                     not isinstance(result, CoordinatorResult):
                 raise TypeError(f"write operation {self.name!r} must return a "
                                 f"CoordinatorResult, got {type(result).__name__}")
-            records = result.records
-            if records.__class__ is not list:
-                records = list(records)
             # From here on the write keeps only what its completion needs, not the shard's
             # result with its record objects: those would stay alive (and be walked by every
             # garbage collection) until the high watermark passes the batch.
-            self.result = _Appended(result.response, result.append_future, len(records))
+            self.response = result.response
+            self.append_future = result.append_future
+            self.records = 0
+            records = result.records
+            if records.__class__ is not list:
+                records = list(records)
+            self.records = len(records)
             if records and ctx.batch is None and rt._flush_every_write and ctx.state is _A \
                     and (partition := rt.writer.partitions.get(self.key)) is not None:
                 # ctx.append(...), whose first steps lead here at linger 0
@@ -659,21 +675,20 @@ class _WriteEvent(Generic[T]):
 
     def complete(self, exc: BaseException | None) -> None:
         """Complete the append future (if any), then the response future (§1.5)."""
-        result = self.result
         if exc is None:
-            if result is None:
+            if self.records is None:
                 self.future.complete(None)
             else:
-                if result.append_future is not None:
-                    result.append_future.complete(None)
-                self.future.complete(result.response)
+                if self.append_future is not None:
+                    self.append_future.complete(None)
+                self.future.complete(self.response)
         else:
-            if result is not None and result.append_future is not None:
-                result.append_future.complete_exceptionally(exc)
+            if self.records is not None and self.append_future is not None:
+                self.append_future.complete_exceptionally(exc)
             self.future.complete_exceptionally(exc)
-        # A completed write lets go of its result (records, response): the timeout lane may
-        # hold the event itself a while longer, until it drops completed timeouts.
-        self.result = None
+        # A completed write lets go of its result (response, append future): the timeout
+        # lane may hold the event itself a while longer, until it drops completed timeouts.
+        self.records = self.response = self.append_future = None
         timeout = self._timeout
         if timeout is not None:
             if timeout is not _IN_LANE:
@@ -687,10 +702,9 @@ class _WriteEvent(Generic[T]):
 
 
 class _Appended:
-    """What a write keeps once its records are replayed into a batch: the response and the
-    append future it completes when the batch commits (spec §1.5), and how many records it
-    appended. (A tuple subclass made in C saves the __init__ call but costs more in time:
-    two allocations, and slower attribute reads at completion.)"""
+    """What a write keeps once its operation returned: the response and the append future it
+    completes when the batch commits (spec §1.5), and how many records it appended; a view
+    made on demand by `_WriteEvent.result`."""
 
     __slots__ = ("response", "append_future", "records")
 
