@@ -646,9 +646,9 @@ class _WriteEvent(Generic[T]):
             # garbage collection) until the high watermark passes the batch.
             self.response = result.response
             self.append_future = result.append_future
-            self.records = 0
             records = result.records
             if records.__class__ is not list:
+                self.records = 0  # held from here on (the append future fails if list fails)
                 records = list(records)
             self.records = len(records)
             if records and ctx.batch is None and rt._flush_every_write and ctx.state is _A \
@@ -798,12 +798,15 @@ class CoordinatorRuntime(Generic[S]):
         self._write_timeout_ms = self.config.write_timeout_ms  # the config is frozen
         self.log = LogContext(trace, f"broker-{broker_id}", f"[GroupCoordinator id={broker_id}] ")
         self._debug = self.log.enabled("DEBUG")
-        # At linger 0 every write's batch is flushed by the write itself (§1.9).
-        self._flush_every_write = self.config.append_linger_ms == 0
         self.shard_builder_supplier = shard_builder_supplier
         self.serde = serde
         self.partitions = partitions
         self.writer = PartitionWriter(broker_id, partitions)
+        # At linger 0 every write's batch is flushed by the write itself (§1.9): a write with
+        # no batch open goes straight to the partition (`_append_own_batch`), which is the
+        # kit's PartitionWriter's own append (a replaced writer keeps the general path).
+        self._flush_every_write = self.config.append_linger_ms == 0 and \
+            type(self.writer) is PartitionWriter
         self.loader = loader or CoordinatorLoader(broker_id, scheduler, partitions, serde,
                                                   self.log.child(""))
         self.processor = processor or DeterministicEventProcessor(scheduler, seed=seed)
