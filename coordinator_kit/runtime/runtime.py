@@ -201,6 +201,9 @@ class CoordinatorContext:
         self.coordinator: SnapshottableCoordinator | None = None
         self.hwm_listener: _HighWatermarkListener | None = None
         self.batch: _Batch | None = None
+        # While ACTIVE at linger 0: the partition a write's own batch goes to, looked up once
+        # (the high-watermark listener is registered with that same partition object).
+        self.own_batch_partition: ReplicatedPartition | None = None
 
     # -- state machine -------------------------------------------------------------------------
 
@@ -225,6 +228,8 @@ class CoordinatorContext:
             self.state = new_state
             self.hwm_listener = _HighWatermarkListener(rt, self.tp)
             rt.writer.register_listener(self.tp, self.hwm_listener)
+            if rt._flush_every_write:
+                self.own_batch_partition = rt.writer.partitions.get(self.tp)
             assert self.coordinator is not None
             self.coordinator.on_loaded(rt.metadata_image)
         else:  # FAILED or CLOSED
@@ -269,6 +274,7 @@ class CoordinatorContext:
 
     def _unload(self) -> None:
         rt = self.runtime
+        self.own_batch_partition = None
         if self.hwm_listener is not None:
             rt.writer.deregister_listener(self.tp, self.hwm_listener)
             self.hwm_listener = None
@@ -302,12 +308,10 @@ class CoordinatorContext:
         if producer_id != NO_PRODUCER_ID:
             is_atomic = True
             self.flush_current_batch()
-        elif self.batch is None and rt._flush_every_write:
-            partition = rt.writer.partitions.get(self.tp)
-            if partition is not None:
-                self._append_own_batch(partition, producer_epoch, records, replay, is_atomic,
-                                       event, coordinator, now)
-                return
+        elif self.batch is None and self.own_batch_partition is not None:
+            self._append_own_batch(self.own_batch_partition, producer_epoch, records, replay,
+                                   is_atomic, event, coordinator, now)
+            return
         batch = self.batch or self._allocate_batch(producer_id, producer_epoch, now)
 
         # Serialise and measure every record once, before anything is replayed: its size
@@ -441,14 +445,14 @@ class CoordinatorContext:
             return
         # flush_current_batch(), for this batch
         try:
-            end = partition.append(rt.writer.broker_id, key_values, NO_PRODUCER_ID,
+            end = partition.append(rt.broker_id, key_values, NO_PRODUCER_ID,
                                    producer_epoch, None, size)
         except BaseException as exc:
             self._own_flushed_batch(base_offset, now, max_batch_size, producer_epoch,
                                     key_values, size, event)
             self._append_failed(exc)
             raise
-        if end != offset or end <= base_offset or rt._debug:
+        if end != offset or rt._debug:  # (offset > base_offset: there are records)
             batch = self._own_flushed_batch(base_offset, now, max_batch_size, producer_epoch,
                                             key_values, size, event)
             self._appended(batch, end)
@@ -651,8 +655,8 @@ class _WriteEvent(Generic[T]):
                 self.records = 0  # held from here on (the append future fails if list fails)
                 records = list(records)
             self.records = len(records)
-            if records and ctx.batch is None and rt._flush_every_write and ctx.state is _A \
-                    and (partition := rt.writer.partitions.get(self.key)) is not None:
+            if records and ctx.batch is None and ctx.state is _A and \
+                    (partition := ctx.own_batch_partition) is not None:
                 # ctx.append(...), whose first steps lead here at linger 0
                 ctx._append_own_batch(partition, -1, records, result.replay_records,
                                       result.is_atomic, self, ctx.coordinator,
