@@ -205,7 +205,8 @@ class Cluster:
             raise ValueError(f"produce_rate_per_s must be >= 0, got {produce_rate_per_s}")
         self.config = config
         self.seed = seed
-        self.scheduler = Scheduler()
+        # One thread drives a cluster (its processors are deterministic): no scheduler lock.
+        self.scheduler = Scheduler(threadsafe=False)
         self.trace = Trace(self.scheduler, level=trace_level)
         self.log = LogContext(self.trace, "cluster")
         self.topics: dict[str, int] = dict(topics or {"orders": 6})

@@ -9,11 +9,12 @@ and (last) that nothing in the package reads the wall clock or the global random
 from __future__ import annotations
 
 import ast
+import random
 from pathlib import Path
 
 import pytest
 
-from coordinator_kit.clock import Scheduler, SchedulerLimitExceeded, TimerHandle
+from coordinator_kit.clock import Scheduler, SchedulerLimitExceeded, TimerHandle, TimerLane
 
 
 def recorder(sched: Scheduler, log: list):
@@ -377,6 +378,72 @@ def test_run_until_a_past_time_is_rejected():
     with pytest.raises(ValueError, match=r"run_until\(50\) is in the past: the clock reads 100 ms"):
         sched.run_until(50)
     assert sched.now == 100
+
+
+# -- a scheduler only one thread uses ------------------------------------------------------------
+
+
+def _workload(sched: Scheduler, seed: int) -> list:
+    """A seeded mix of call_at/call_later/call_soon, cancellations, a timer lane, callbacks that
+    schedule more, and every driver; returns what ran, when, and what the drivers returned."""
+    rng = random.Random(seed)
+    log: list = []
+    handles: list[TimerHandle] = []
+    dead: set[int] = set()
+    lane = TimerLane(sched, lambda i: log.append(("lane", i, sched.now)),
+                     lambda i: i not in dead, dead.add, lambda i: f"lane {i}")
+
+    def cb(label: int) -> None:
+        log.append((label, sched.now))
+        if rng.random() < 0.6:
+            schedule(label * 10 + 1)
+
+    def schedule(label: int) -> None:
+        kind = rng.random()
+        if kind < 0.3:
+            handles.append(sched.call_later(rng.choice([0, 0, 1, 5, 50]), cb, label % 10_000,
+                                            name=f"cb {label}"))
+        elif kind < 0.5:
+            handles.append(sched.call_at(sched.now + rng.randint(0, 30), cb, label % 10_000))
+        elif kind < 0.7:
+            handles.append(sched.call_soon(cb, label % 10_000))
+        else:
+            lane.arm(rng.choice([20, 20, 40]), label % 10_000)
+
+    for step in range(300):
+        action = rng.random()
+        if action < 0.5:
+            schedule(step)
+        elif action < 0.6 and handles:
+            log.append(("cancel", rng.choice(handles).cancel()))
+        elif action < 0.65:
+            dead.add(rng.randrange(step + 1))
+        elif action < 0.8:
+            log.append(("run_for", sched.run_for(rng.choice([0, 1, 3, 17]))))
+        elif action < 0.9:
+            log.append(("step", sched.step(), sched.now))
+        else:
+            log.append(("pending", [(h.name, h.when) for h in sched.pending()], sched.peek()))
+    log.append(("run_for", sched.run_for(1_000), sched.now))
+    return log
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_single_threaded_scheduler_runs_the_same_callbacks_in_the_same_order(seed):
+    """`Scheduler(threadsafe=False)` (what a Cluster uses) only skips the lock."""
+    assert _workload(Scheduler(threadsafe=False), seed) == _workload(Scheduler(), seed)
+
+
+def test_a_single_threaded_scheduler_refuses_bad_input_the_same_way():
+    sched = Scheduler(start_ms=100, threadsafe=False)
+    with pytest.raises(ValueError, match="must be >= 0 ms, got -1"):
+        sched.call_later(-1, lambda: None)
+    with pytest.raises(TypeError, match="integer number of milliseconds, got 1.5"):
+        sched.call_at(1.5, lambda: None)
+    with pytest.raises(ValueError, match="cannot schedule 'late' at 99 ms: the clock already "
+                                         "reads 100 ms"):
+        sched.call_at(99, lambda: None, name="late")
+    assert sched.pending() == [] and sched.run_for(10) == 0 and sched.now == 110
 
 
 # -- no wall clock, no global RNG -----------------------------------------------------------------
