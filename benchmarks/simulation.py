@@ -27,33 +27,41 @@ The trace runs at INFO (per-heartbeat events are DEBUG), as a learner's long-run
 would. Wall time is `time.perf_counter`, CPU time `time.process_time`; the kit's core reads
 neither.
 
-Where it stands (issue 3, third session; 2-core machine shared with two other jobs, load 3-4,
-so read the CPU figures; each pair measured back to back, three pairs): 100 consumers x 1 h
-went from 528-587x to 619-698x virtual s per CPU s (~1.18x), 295 -> 242 scheduler events and
-~10,700 -> ~9,100 Python calls per virtual s; the target (1,000x) is still missed. A
-1,000-member group reaches Stable in 0.36-0.47 CPU s (6 virtual s) before and after. Changes,
-all with byte-identical DEBUG and INFO traces on 54 saved runs (every named scenario x 2
-seeds, 30 random fault schedules, kafka-python runs, benchmark-like runs):
+Where it stands (issue 3, third session; 2-core machine shared with two other jobs, load 3-5,
+so read the CPU figures; "before" is the same checkout with this session's files of the
+cluster, client, group and clock put back, timed back to back): 100 consumers x 1 h went from
+453-591x to 510-811x virtual s per CPU s (~1.35x; the full benchmark, one run each, three
+pairs: 389-587x -> 582-759x), 295 -> 242 scheduler events and ~10,700 -> ~8,400 Python calls
+per virtual s; the target (1,000x) is still missed. A 1,000-member group reaches Stable in
+0.39-0.50 CPU s (6 virtual s) before and after. Changes, all with byte-identical DEBUG and
+INFO traces on 54 saved runs (every named scenario x 2 seeds, 30 random fault schedules,
+kafka-python runs, benchmark-like runs):
 
+* `Scheduler(threadsafe=False)`, which a `Cluster` uses (one thread drives it; its event
+  processors are deterministic): the hot paths skip the RLock, whose `with` costs ~0.3 us on
+  this machine and was taken ~500 times per virtual s.
 * `Cluster.run_for` lets each broker's event processor run its queued coordinator events back
   to back while no other callback is due (`max_events_per_step=None` for the run, one event per
   `step()` and per `run_until(condition)` check otherwise): same events, order, times and
-  trace, 18% fewer scheduler events (the processor's own step per request is gone).
+  trace, 18% fewer scheduler events.
 * The consumer builds its DEBUG heartbeat lines' fields only when the trace keeps them, handles
   the common NONE heartbeat and all-NONE OffsetCommit responses inline, consumes a single
   owned partition inline, and reads enum members from module constants (an enum attribute
   lookup costs ~180 ns on Python 3.11); the network checks the link without a call.
 
-Where the time goes now (cProfile, 100 consumers; cumulative shares): the coordinator side of
-the heartbeats and commits ~40% (the runtime's write path and its per-heartbeat session timer
-`runtime/timer.py` ~9%: a cancelled heap entry, a closure and an f-string per heartbeat), the
-100 polls per virtual s ~14% (idle ones ~2.5 us each), the heartbeat thread ~13%, the network
-~12%, the scheduler itself (loop, `call_later`, handles, lanes) ~25% of self time. Per event
-~5.5 CPU us against a floor of ~1.1 us. Next: skipping idle polls exactly needs their place in
-the same-millisecond order (a batching timer lane that draws each poll's sequence number at
-the right moment and applies the skipped polls' `last_poll`/consumption lazily, ~12%); a timer
-lane for the session timer in `runtime/timer.py`; fewer frozen-dataclass constructions per
-commit.
+Where the time goes now (same 100 consumers, 100 virtual s, best of 2, three tries): 614-733x
+as benchmarked, 1,180-1,593x with auto-commit off, 777-792x with heartbeats every 9 s instead
+of 3 s: an auto-commit round trip costs ~36 CPU us (client, coordinator handler, the runtime's
+append, replication and completion, the member's session timer rescheduled), a heartbeat round
+trip ~10 us, an idle poll ~2.5 us (skipping every idle poll would gain at most 5-10%: measured
+with polls every 5 s). By module (cProfile self
+time): clock ~28%, consumer ~18%, the runtime ~25% (its session timer `runtime/timer.py`
+alone ~9-14% cumulative: a cancelled heap entry, a closure and two f-strings per heartbeat and
+per commit), network ~6%, group handlers ~10%; the default GC ~5-10%. Next: a lazy session
+timer in the runtime (draw the sequence number at each reschedule, keep one heap entry per
+member and push it again at its exact (time, sequence) when the old one comes up); fewer
+frozen-dataclass constructions per commit (OffsetCommitRequest ~0.9 us, PartitionData and
+OffsetCommitResponse ~0.4 us each).
 """
 
 from __future__ import annotations
