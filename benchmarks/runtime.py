@@ -83,79 +83,85 @@ Where the time goes (Python 3.11.7 on the 2-core development VM)
 ----------------------------------------------------------------
 Work per committed write that does not depend on the machine's speed, JSON serde,
 per_step=all (instructions: `valgrind --tool=callgrind`, the difference between runs of 15,000
-and 5,000 writes; bytecodes and calls: `--count`):
+and 5,000 writes, timed part only; bytecodes and calls: `--count`):
 
     ====================  ===============  ================  ===========  ===========
     per committed write   floor linger 0   runtime linger 0  floor l. 10  runtime l.10
     ====================  ===============  ================  ===========  ===========
-    instructions          45,200           109,300           38,100       84,100
-    instructions, no GC   44,400           102,800           38,300       81,500
-    bytecodes             510              1,672             390          1,272
-    Python calls          19               50                14           36
+    instructions          45,300           93,500            38,500       82,100
+    instructions, no GC   44,400           86,200            38,500       79,300
+    bytecodes             510              1,396             390          1,272
+    Python calls          19               37                14           34
     ====================  ===============  ================  ===========  ===========
 
 Bytecodes per write by component (runtime, per_step=all; linger 0 / linger 10 ms):
 
     ============================================================  =====  =====
-    shard work: put, record, serde, replay (the floor's work)      410    390
+    shard work: put, record, serde, replay (the floor's work)      422    402
     the write event: run the operation, measure and replay its
-      records into the batch (`_WriteEvent.run`, `append`)         340    380
-    batch and log: allocate, flush, append to the partition,
-      last written offset, park the write (`flush_current_batch`)  336     10
-    submit: event, future, accumulator (`schedule_write_...`)      138    138
-    completion at the high watermark (deferred queue, futures)     116    116
-    write timeout (`TimerLane.arm` and its clean-up)               107    107
-    processor + accumulator (take, run, finish)                    101    101
+      records; at linger 0 also append its own batch and park the
+      write (`_WriteEvent.run`, `_append_own_batch`; at linger 10
+      `append`, the batch flushed once per wave)                   288    374
+    the log append (`ReplicatedPartition.append`)                   97      0
+    submit: event, future, accumulator (`schedule_write_...`)      133    133
+    completion at the high watermark (deferred queue, futures)     105    105
+    write timeout (`TimerLane.arm` and its clean-up)               101    101
+    processor + accumulator (take, run, finish)                    100    100
     snapshot per batch (the floor does the same at linger 0)        92      0
-    the benchmark's own client loop                                 64     64
+    the benchmark's own client loop                                 43     43
+    `TopicPartition.__hash__` (3 calls), other                      15     12
     ============================================================  =====  =====
 
-The runtime's machinery costs about 1,160 bytecodes and 31 calls per write at linger 0 and
-about 880 and 22 at linger 10 ms; most of the linger-0 excess is the batch around every single
-write (a `_Batch`, a log entry, a snapshot, a deferred-queue entry, each with its calls). The
+The runtime's machinery (runtime minus floor) costs about 890 bytecodes and 18 calls per write
+at linger 0 and about 880 and 20 at linger 10 ms: a linger-0 write no longer pays for a batch
+around it (it was about 1,160 and 31 at linger 0). At linger 0 a write whose context has no
+batch open goes from its event straight to the partition (`_append_own_batch`): its records
+are measured, replayed and appended as one batch, the last written offset, the snapshot and
+the parked entry set in place, with no `_Batch` object, no batch lists, no flush call and no
+writer lookups; anything unusual (a record that fails to serialise or replay, records larger
+than a batch, a failed or out-of-sync append, DEBUG lines on) sets up the `_Batch` the general
+path would hold at that point and carries on as it does, so the trace is the same
+(`tests/test_runtime.py` runs every such path at INFO and DEBUG and compares them). The
 garbage collector is the part instruction counts understate: the runtime keeps each in-flight
 write's objects alive until the high watermark passes it (a wave of 1,000 writes is in flight
 at once), and walking them costs cache misses more than instructions; with the collector off
-the runtime ran about 15% faster in CPU time on the loaded machine (25% before the last two
-steps of the history below), the floor 0-5%. Tracked
-objects alive per in-flight write are now 6.6 at linger 0 and 3.4 at linger 10 (12.8 and 6.2
-before), and gen0 collections per 1,000 writes 9.8 and 5.0 (19.9 and 12.2 before).
+the runtime runs about 8% fewer instructions at linger 0 and 3% fewer at linger 10, the floor
+2% and 0%. gen0 collections per 1,000 writes are 9.9 at linger 0 and 4.9 at linger 10 (11.1
+and 5.0 before the linger-0 work below).
 
-Wall clock: while this was measured the machine ran other helpers' Spark jobs (load average
-10-17 on 2 cores), so wall-clock rates were 3-5 times below the machine's own speed and moved
-by 30% between identical runs; rates below are best-of-5 CPU time (`time.process_time`, nice
--19, 20,000 writes), the runtime before this work (commit 13d75b4) and now in the same run:
+CPU time, the code before the linger-0 work (4e3b223) and now, side by side in the same
+session (three rounds alternating the two trees, each `--writes 40000 --repeat 5 --cpu`, best
+round shown; the machine ran two other helpers' work, load average 4-6 on 2 cores):
 
-    ================================  ================  ==================
-    CPU time per write (best of 5)     before            now
-    ================================  ================  ==================
-    floor, linger 0                     5.5 us (182k/s)   3.5 us (287k/s)
-    runtime, linger 0, per_step=all    23.3 us  (43k/s)  12.4 us  (81k/s)
-    runtime, linger 0, per_step=1      29.6 us  (34k/s)  14.9 us  (67k/s)
-    floor, linger 10                    3.3 us (304k/s)   2.8 us (358k/s)
-    runtime, linger 10, per_step=all   13.7 us  (73k/s)   7.9 us (127k/s)
-    runtime, linger 10, per_step=1     14.2 us  (71k/s)  10.2 us  (98k/s)
-    ================================  ================  ==================
+    =================================  ================  ================
+    per_step=all, CPU time              before            now
+    =================================  ================  ================
+    linger 0, JSON: runtime (ratio)       94,500/s (29%)  123,600/s (38%)
+    linger 0, binary                     104,900/s (29%)  141,600/s (34%)
+    linger 10, JSON                      164,400/s (42%)  161,000/s (42%)
+    linger 10, binary                    164,700/s (36%)  172,400/s (36%)
+    =================================  ================  ================
 
-On a quiet machine the code before this work ran 100-109k/s at linger 10 and 58-63k/s at
-linger 0 (per_step=all): about 0.7 times its loaded CPU time per write. Scaled the same way,
-linger 10 ms clears both targets with room (about 35% of the floor) and linger 0 lands near
-100,000/s at about 28% of the floor: whether it passes depends on the machine's mood, and the
-ratio target has little margin. The floor itself, a bare CPython loop doing the same
-dictionary, JSON and timeline work, runs about 3.5 us per write at linger 0 and 2.8 us at
-linger 10 ms on this machine under load (roughly 280k and 360k writes/s), so the runtime's
-whole budget at 100,000/s is 10 us per write, three times the shard's own work at linger 0.
-The binary serde makes the floor faster and the ratio worse (same runtime overhead on cheaper
-shard work).
+Linger 0 gained about 30% in CPU time (mean of the rounds: JSON 91,800 -> 120,000/s, binary
+104,400 -> 133,500/s), more than its 14% fewer instructions (fewer objects per write to
+allocate, free and walk); linger 10 is unchanged within the noise (one to two percent fewer
+instructions). In the same session the code before this work ran linger 0 at about the rate it
+ran on a quiet machine this morning (wall clock: JSON 94,761/s, binary 98,926/s), so linger 0
+should land near 120,000/s on a quiet machine, above both targets with room; the lead's
+quiet-machine run decides.
 
-What is left, and where it is (see the report of the work below): the write timeout is armed
-in `clock.TimerLane` (about 107 bytecodes and a lock per write; a cheaper `arm` or a bulk arm
-for writes run in one step would help every write); `TopicPartition.__hash__` is a Python
-method, called about five times per write at linger 0 (dict lookups by partition); a write's
-future and event are two objects (one object would save an allocation and a tracked object per
+What is left, and where it is: the write timeout is armed in `clock.TimerLane` (about 100
+bytecodes and a lock per write; a cheaper `arm`, or a bulk arm for the writes of one step,
+would help every write); `TopicPartition.__hash__` is a Python method, called three times per
+write (the accumulator's queue of the partition, twice, and the runtime's context lookup).
+Making TopicPartition a tuple subclass would run hash and equality in C, but the trace keeps
+TopicPartition objects in its fields, and `json.dumps` writes a tuple subclass as a list: every
+`tp` field of trace.jsonl (and the datasets made from it) would change from
+"__consumer_offsets-0" to ["__consumer_offsets", 0] unless the trace wrote `str(tp)` for it.
+A write's future and event are still two objects (one object would save an allocation per
 write, but Kafka's `CoordinatorEvent.complete(exception)` and the future's `complete(value)`
-share a name); and at linger 0 the batch around each write is the price of Kafka's
-flush-per-write: one log entry, one snapshot and one parked entry per write.
+share a name, and an event's repr is its log-line form). The snapshot per batch at linger 0 is
+Kafka's, and the floor takes it too.
 
 History
 -------
@@ -176,6 +182,26 @@ History
   (109,227 / ~84,500). A completed write lets go of its result; a parked write keeps only
   what its completion needs (109,288 / 84,095, and half the garbage collections). Every step
   kept the DEBUG trace of the runtime and cluster scenarios identical byte for byte.
+  CPU time per write then (best of 5, nice -19, 20,000 writes, loaded machine), before that
+  work and after it: floor linger 0 5.5 -> 3.5 us; runtime linger 0 per_step=all 23.3 -> 12.4
+  us, per_step=1 29.6 -> 14.9 us; floor linger 10 3.3 -> 2.8 us; runtime linger 10 per_step=all
+  13.7 -> 7.9 us, per_step=1 14.2 -> 10.2 us. On a quiet machine it then measured (wall clock,
+  `--repeat 3`) linger 0 per_step=all JSON 94,761/s (30.1% of the floor), binary 98,926/s
+  (26.6%); linger 10 JSON 126,053/s (36.3%), binary 146,299/s (32.6%): linger 0 short of
+  100,000/s.
+* Linger 0 (from 4e3b223; valgrind instructions per write, linger 0 / linger 10,
+  per_step=all, JSON: 108,300 / 83,700 at the start). A linger-0 write with no batch open
+  appends its own batch from its event: no `_Batch`, flush call, writer lookups or
+  deferred-queue list; one record measured in one call
+  (`first_record_size`), the last written offset, snapshot and parked entry set in place,
+  the partition's log entry appended in place (94,500 / 82,200). A write keeps its response,
+  append future and record count in its own slots instead of an `_Appended` object; the
+  context keeps the partition its own batches go to (93,500 / 82,100). Bytecodes per write
+  1,672 -> 1,396 and calls 50 -> 37 at linger 0 (1,272 and 36 -> 34 at linger 10). Tried and
+  dropped: `_Appended` as a tuple subclass made in C (fewer bytecodes, more time: two
+  allocations and slower attribute reads). Every step kept the DEBUG trace of the runtime
+  and cluster scenarios identical byte for byte, and the INFO trace of the benchmark and the
+  cluster scenarios too (/work/notes/runtime_baseline.py).
 """
 
 from __future__ import annotations
