@@ -126,3 +126,39 @@ def test_cli_parse_with_spark(spark, tmp_path, capsys):
     assert capsys.readouterr().out.strip() == \
         "parsed 19 lines: 12 recognised, 6 quarantined, 1 other"
     assert (tmp_path / "out" / "events.parquet").is_dir()
+
+
+def test_log4j_fast_path_gives_the_layout_regexs_rows(spark, tmp_path):
+    """The loader matches LOG4J's head and tail apart and cuts the message out by byte offsets
+    (spark.load._classify); on edge lines it must agree with the whole layout regex that the
+    Python parser runs: several " (" in a message, an empty message, the spaces after the level
+    running into " (", a head longer than its 64-character window, non-ASCII text, a
+    `:line` logger, 9-digit fractions, junk after the logger, lines that only look like LOG4J.
+    """
+    head = "[2025-03-03 09:00:00,001] INFO "
+    group = ("[GroupCoordinator id=1] Preparing to rebalance group g (state Stable) in state "
+             "PreparingRebalance with old generation 3 (__consumer_offsets-7) (reason: x (y))")
+    lines = [
+        head + group + " (org.apache.kafka.coordinator.group.GroupMetadataManager)",
+        head + group + " (kafka.coordinator.group.GroupCoordinator:123)",
+        "[2025-03-03 09:00:00.123456789] WARNING " + group + " (a.B$C)",
+        head + " (org.apache.kafka.coordinator.group.GroupMetadataManager)",
+        head + "  (org.apache.kafka.coordinator.group.GroupMetadataManager)",
+        head + "(org.apache.kafka.coordinator.group.GroupMetadataManager)",
+        "[2025-03-03 09:00:00,001] ERROR" + " " * 60 + "msg (a.B)",
+        head + "Gruppe ünïcødé 組 (x) 🙂 (org.apache.kafka.coordinator.group.GroupCoordinator)",
+        head + group + " (org.apache.kafka.coordinator.group.GroupCoordinator) trailing",
+        head + group + " (org.apache.kafka.coordinator.group.GroupCoordinator",
+        head + group + " (9bad.Logger)",
+        "[2025-03-03 09:00:00,] INFO " + group + " (a.B)",
+        "[2025-03-03 09:00:00,001] [INFO] [main] " + group,
+        "[2025-03-03 09:00:00,001] INFO",
+    ]
+    path = tmp_path / "log4j-edges.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    parsed = parse_logs([path], spark)
+    expected = parse_paths([path])
+    assert _collect(parsed.events) == _naive(expected.events)
+    assert _collect(parsed.quarantine) == _naive(expected.quarantine)
+    assert parsed.counts() == expected.counts
+    assert expected.counts.recognised >= 3

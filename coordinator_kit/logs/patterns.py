@@ -40,7 +40,7 @@ from .wordings import WORDINGS, Wording
 
 __all__ = ["SEP", "Classifier", "Alternative", "LAYOUTS", "LAYOUT_IDS", "LAYOUT_CLASSIFIER",
            "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "MessageEntry", "PLACEHOLDER_REGEX",
-           "LAYOUT_SLOTS", "MESSAGE_SLOTS", "message_entries", "message_classifier", "PREFIXES", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
+           "LAYOUT_SLOTS", "MESSAGE_SLOTS", "LOG4J_HEAD_RE", "LOG4J_TAIL_RE", "message_entries", "message_classifier", "PREFIXES", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
            "BLANK_RE", "COORDINATION_LOGGER_RE", "CLIENT_LOGGER_RE", "CLIENT_LAYOUTS",
            "LEVEL_ALIASES", "JSON_KEYS", "EVENT_NAMES", "template_regex", "is_coordination_logger",
            "source_of", "normalise_level", "regex_escape"]
@@ -372,6 +372,10 @@ _THREAD = r"\[(?P<thread>[^\]\x00]*)\]"
 _MSG = r"(?P<msg>" + _ANY + "*)"
 _RDK_THREAD = r"(?:\[thrd:(?P<thread>[^\]\x00]*)\]: )?"
 
+# LOG4J's two ends (the Spark loader matches them apart: LOG4J_HEAD_RE, LOG4J_TAIL_RE)
+_LOG4J_HEAD = r"\[" + _D + " " + _T + "[,.]" + _F + r"\] " + _LEVEL + " +"
+_LOG4J_TAIL = _JLOGGER + r"(?::[0-9]+)?\)"
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -382,8 +386,7 @@ class Layout:
 
 
 LAYOUTS: tuple[Layout, ...] = (
-    Layout("LOG4J", r"\[" + _D + " " + _T + "[,.]" + _F + r"\] " + _LEVEL + " +" + _MSG
-           + r" \(" + _JLOGGER + r"(?::[0-9]+)?\)",
+    Layout("LOG4J", _LOG4J_HEAD + _MSG + r" \(" + _LOG4J_TAIL,
            "Kafka's log4j/log4j2 default `[%d] %p %m (%c)%n` (also Connect's `(%c:%L)`)"),
     Layout("PY-BRACKET", r"\[" + _D + " " + _T + "[,.]" + _F + r"\] \[" + _LEVEL + r"\] "
            + _THREAD + " " + _MSG, "Python `[%(asctime)s] [%(levelname)s] [%(threadName)s] "
@@ -428,6 +431,14 @@ LAYOUTS: tuple[Layout, ...] = (
            "rdkafka."),
 )
 LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON",)
+# LOG4J (the first layout, and the kit's own) cut in two for the Spark loader's fast path:
+# the head up to the message (date, time, frac, level; the run of spaces after the level) and
+# the tail after the message's last " (" (logger, optional `:line`, `)`). A line matches LOG4J
+# exactly when its first 64 characters match the head (with at least one character left
+# after it), the text after its last " (" matches the tail, and that " (" starts after the
+# head: the message is what lies between (see spark.load). Built from LOG4J's own pieces.
+LOG4J_HEAD_RE = "^" + _convert(_LOG4J_HEAD, {"date", "time", "frac", "level"})[0]
+LOG4J_TAIL_RE = "^" + _convert(_LOG4J_TAIL, {"logger"})[0] + "\\z"
 LAYOUT_SLOTS = ("date", "time", "frac", "tz", "epoch", "level", "logger", "thread", "msg")
 LAYOUT_CLASSIFIER = Classifier([Alternative(lay.id, lay.regex) for lay in LAYOUTS], LAYOUT_SLOTS)
 # JSON lines: the first key present wins (logstash-logback, ECS, python-json-logger, pino...).

@@ -38,7 +38,7 @@ from ..logs.fields import COLUMN_NAMES
 from ..logs.parse import JSON_TS_RE, ParseCounts, expand_paths
 from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINUATION_RE,
                              CONTROL_RE, COORDINATION_LOGGER_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
-                             LAYOUT_CLASSIFIER, LEVEL_ALIASES, MESSAGE_CLASSIFIER,
+                             LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
                              MESSAGE_ENTRIES, SEP, Classifier)
 
 __all__ = ["load_logs", "load_lines", "parse_logs", "write_parsed", "ParsedLogs", "resolve_files",
@@ -172,11 +172,44 @@ def _classify(df: Any) -> Any:
                    F.when(valid, F.when(v.startswith("\ufeff"), F.expr("substr(value, 2)"))
                           .otherwise(v)).alias("text"))
     t = col("text")
-    # line class as a small int (comparing ints, not strings, on every row)
+    # line class as a small int (comparing ints, not strings, on every row); a blank line is
+    # empty or starts with a space or TAB (tested on bytes before any regex runs)
+    maybe_blank = (F.octet_length(t) == 0) | t.startswith(" ") | t.startswith("\t")
     c0 = (F.when(t.isNull() | t.rlike(CONTROL_BYTES_RE), _BAD)
-          .when(t.rlike(BLANK_RE), _BLANK).when(t.startswith("{"), _JSON).otherwise(_TEXT))
+          .when(maybe_blank & t.rlike(BLANK_RE), _BLANK).when(t.startswith("{"), _JSON)
+          .otherwise(_TEXT))
     s2 = s1.select("file", "line", "raw", "text", c0.alias("c0"))
     c0 = col("c0")
+
+    # LOG4J fast path (the kit's layout, and Kafka's): the head regex on the first 64
+    # characters, the tail regex on what follows the last " (", and the message cut out by
+    # byte offsets (head and tail are ASCII), so the message never goes through the layout
+    # regex. `lfast` is true only where the whole LOG4J regex matches, with the same fields;
+    # other lines take the combined layout regex below. (LOG4J is the first layout, so it
+    # wins wherever it matches.) Only byte counts are used: counting characters walks the line.
+    log4j = (c0 == _TEXT) & t.startswith("[")
+    head_win = F.substring(t, 1, 64)
+    s2 = s2.select("*", F.when(log4j, F.split(F.regexp_replace(
+        head_win, LOG4J_HEAD_RE, "$1" + SEP + "$2" + SEP + "$3" + SEP + "$4" + SEP), SEP))
+        .alias("fh"), F.when(log4j, F.substring_index(t, " (", -1)).alias("ftail"))
+    fh, ftail = col("fh"), col("ftail")
+    s2 = s2.select("*", F.when(F.size(fh) == 5, F.octet_length(head_win)
+                               - F.octet_length(F.get(fh, 4))).alias("fhead"),
+                   F.when(F.size(fh) == 5, F.regexp_replace(ftail, LOG4J_TAIL_RE, "$1"))
+                   .alias("flogger"))
+    fhead, flogger = col("fhead"), col("flogger")
+    s2 = s2.select("*", (F.octet_length(t) - fhead - F.octet_length(ftail) - 2).alias("fmsg_len"))
+    fmsg_len = col("fmsg_len")
+    lfast = F.coalesce((F.octet_length(F.get(fh, 4)) > 0)
+                       & (F.octet_length(flogger) < F.octet_length(ftail)) & (fmsg_len >= 0),
+                       F.lit(False))
+    s2 = s2.select("file", "line", "raw", "text", "c0", lfast.alias("lfast"),
+                   *[F.when(col("lfast"), F.get(fh, k)).alias(f"f_{name}")
+                     for k, name in enumerate(("date", "time", "frac", "level"))],
+                   F.when(col("lfast"), flogger).alias("f_logger"),
+                   F.when(col("lfast") & (fmsg_len > 0), F.substring(
+                       t.cast("binary"), fhead + 1, fmsg_len).cast("string")).alias("f_msg"))
+    lfast = col("lfast")
 
     # stage 1: the layout (one bucket: one regexp_replace); JSON lines: from_json
     keys = sorted({k for ks in JSON_KEYS.values() for k in ks})
@@ -184,18 +217,25 @@ def _classify(df: Any) -> Any:
     json_text = F.when(t.endswith(","), F.expr("substr(text, 1, length(text) - 1)")).otherwise(t)
     j = F.when(c0 == _JSON, F.from_json(json_text, json_schema, {
         "mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt_record"}))
-    s3 = s2.select("file", "line", "raw", "text", "c0", j.alias("j"),
-                   F.when(c0 == _TEXT, _bucket_case(F, L, F.concat(t, F.lit(L.suffix)),
-                                                    F.lit(0))).alias("lp"))
+    s3 = s2.select("file", "line", "raw", "text", "c0", "lfast",
+                   *[f"f_{name}" for name in ("date", "time", "frac", "level", "logger", "msg")],
+                   j.alias("j"),
+                   F.when((c0 == _TEXT) & ~lfast,
+                          _bucket_case(F, L, F.concat(t, F.lit(L.suffix)), F.lit(0)))
+                   .alias("lp"))
 
     def jget(name: str) -> Any:
         return F.coalesce(*[col("j").getField(k) for k in JSON_KEYS[name]])
 
     lp = col("lp")
-    lidx = _alt_index(F, L, F.lit(0), lp)
+    lidx = F.when(lfast, F.lit(0)).otherwise(_alt_index(F, L, F.lit(0), lp))
+    fast_fields = ("date", "time", "frac", "level", "logger", "msg")
 
     def lslot(name: str) -> Any:
-        return nz(F.get(lp, 1 + L.slots.index(name)))
+        slow = nz(F.get(lp, 1 + L.slots.index(name)))
+        if name in fast_fields:
+            return F.when(lfast, col(f"f_{name}")).otherwise(slow)
+        return F.when(~lfast, slow)
 
     s4 = s3.select(
         "file", "line", "raw", "text", "c0", lidx.alias("lidx"),
