@@ -442,3 +442,41 @@ def test_session_target_argument_beats_environment():
         resolve_target("local[2]", "sc://x")
     with pytest.raises(ValueError, match="unset one"):
         resolve_target(env={**env, "COORDINATOR_KIT_SPARK_REMOTE": "sc://x"})
+
+
+def test_kafka_python_wordings_carry_the_catalogues_event_names():
+    """A kit-written kafka-python log and a real one give the same event names
+    (kafka-log-formats.md, kafka-python): every kafka-python wording either names the
+    catalogue template of the same happening (wordings.SAME_AS, whose event it takes) or is
+    listed as having none; a wording equal to a KP-* template's text is that template's."""
+    from coordinator_kit.logs.wordings import NO_KIT_COUNTERPART, SAME_AS
+
+    kp_by_text = {t.text: t.id for t in TEMPLATES.values() if t.id.startswith("KP-")}
+    for w in WORDINGS:
+        if w.origin != "kafka-python":
+            continue
+        assert w.id in SAME_AS or w.id in NO_KIT_COUNTERPART, \
+            f"{w.id}: name its catalogue counterpart in SAME_AS, or list it in NO_KIT_COUNTERPART"
+        if w.text in kp_by_text:
+            assert SAME_AS.get(w.id) == kp_by_text[w.text], w.id
+    for wid, tid in SAME_AS.items():
+        w = next(x for x in WORDINGS if x.id == wid)
+        assert w.event == TEMPLATES[tid].event, (wid, tid)
+    # and through the parser: a line in each wording, next to the kit's line of its happening
+    by_id = {e.id: e for e in P.MESSAGE_ENTRIES}
+    samples = {"PY-HB-REBAL-1": "Group g1 is rebalancing; rejoining.",
+               "PY-HB-SEND-0": "Heartbeat: g1[3] kafka-python-2.0.2-5e1f",
+               "PY-HB-OK-0": "Received successful heartbeat response for group g1",
+               "PY-MEMBER-ID": "Received member id m-1 for group g1; will retry join-group",
+               "PY-HB-UNKNOWN": "Heartbeat: local member_id was not recognized; this consumer "
+                                "needs to re-join",
+               "J-HB-SEND-0": "Sending Heartbeat request for group g1 to coordinator h:9092 "
+                              "(id: 2147483647 rack: null)",
+               "J-HB-OK-0": "Received successful heartbeat response.",
+               "J-HB-OK-1": "Received successful Heartbeat response for group g1"}
+    for wid, text in samples.items():
+        found = P.MESSAGE_CLASSIFIER.match(text)
+        assert found is not None, wid
+        entry = P.MESSAGE_ENTRIES[found[0]]
+        assert entry.event == TEMPLATES[SAME_AS[wid]].event, (wid, entry.id)
+        assert entry.id in (wid, SAME_AS[wid]) and entry.id in by_id

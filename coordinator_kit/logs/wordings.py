@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Wording", "WORDINGS"]
+from .catalogue import TEMPLATES
+
+__all__ = ["Wording", "WORDINGS", "SAME_AS"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,24 @@ def _b(id: str, event: str | None, versions: str, text: str, origin: str = "kafk
 
 def _c(id: str, event: str | None, origin: str, versions: str, text: str) -> Wording:
     return Wording(id, event, "client", origin, versions, text)
+
+
+# A foreign wording of a happening the kit itself logs -> the catalogue template of it. The
+# wording takes that template's event name, so a learner who loads a kit-written log and a real
+# one gets the same names (tests/test_logparse.py checks every kafka-python row is listed here
+# or in NO_KIT_COUNTERPART).
+SAME_AS: dict[str, str] = {}
+
+
+def _py(id: str, same_as: str, versions: str, text: str, origin: str = "kafka-python"
+        ) -> Wording:
+    """A kafka-python (or older Java) wording of the happening `same_as` (a catalogue id)."""
+    SAME_AS[id] = same_as
+    return Wording(id, TEMPLATES[same_as].event, "client", origin, versions, text)
+
+
+# kafka-python rows with no catalogue counterpart (the kit writes no such line)
+NO_KIT_COUNTERPART = ("PY-SESSION-EXPIRED", "PY-HB-THREAD")
 
 
 _P = "(__consumer_offsets-{partition})"
@@ -206,6 +226,14 @@ WORDINGS: tuple[Wording, ...] = (
        "Revoking previously assigned partitions {partitions}"),
     _c("J-HB-REBAL", "heartbeat_failed_rebalancing", "java-client", "2.x-3.0",
        "Attempt to heartbeat failed since group is rebalancing"),
+    # DEBUG heartbeat lines of older Java clients (AbstractCoordinator): the send and the
+    # success, same events as the catalogue's J-HB-SEND / J-HB-OK
+    _py("J-HB-SEND-0", "J-HB-SEND", "0.10.1-2.2",
+        "Sending Heartbeat request for group {group} to coordinator {node}", "java-client"),
+    _py("J-HB-OK-0", "J-HB-OK", "0.9.0", "Received successful heartbeat response.",
+        "java-client"),
+    _py("J-HB-OK-1", "J-HB-OK", "1.1-2.2",
+        "Received successful Heartbeat response for group {group}", "java-client"),
     _c("J-COORD-LOST-0", "coordinator_lost", "java-client", "0.10",
        "Marking the coordinator {node} dead for group {group}"),
     _c("J-COORD-LOST-1", "coordinator_lost", "java-client", "1.x-2.x",
@@ -224,42 +252,43 @@ WORDINGS: tuple[Wording, ...] = (
     _c("J-HB-FENCED", "heartbeat_failed", "java-client", "3.7+ (KIP-848)",
        "{request} failed because epoch {epoch} is fenced."),
     # -- kafka-python (loggers kafka.coordinator, .consumer, .heartbeat) ----------------------------
-    _c("PY-JOINED-0", "joined", "kafka-python", "1.0",
-       "Joined group '{group}' (generation {generation}) with member_id {member}"),
-    _c("PY-JOINED-1", "joined", "kafka-python", "2.3+",
-       "Successfully joined group {group} {generation}"),
-    _c("PY-LEADER", "assignment_computed", "kafka-python", "all",
-       "Elected group leader -- performing partition assignments using {assignor}"),
-    _c("PY-REVOKE", "partitions_revoked", "kafka-python", "1.3+",
-       "Revoking previously assigned partitions {partitions} for group {group}"),
-    _c("PY-UPDATED", "assignment_received", "kafka-python", "all",
-       "Updated partition assignment: {partitions}"),
-    _c("PY-DISCOVER", "coordinator_discovered", "kafka-python", "all",
-       "Discovered coordinator {node} for group {group}"),
+    # Event names from the catalogue's KP-* templates (the kafka-python 2.3 wording the kit
+    # writes), so every version's line of one happening gets one name.
+    _py("PY-JOINED-0", "KP-JOINED", "1.0",
+        "Joined group '{group}' (generation {generation}) with member_id {member}"),
+    _py("PY-JOINED-1", "KP-JOINED", "2.3+", "Successfully joined group {group} {generation}"),
+    _py("PY-LEADER", "KP-LEADER", "all",
+        "Elected group leader -- performing partition assignments using {assignor}"),
+    _py("PY-REVOKE", "KP-REVOKE", "1.3+",
+        "Revoking previously assigned partitions {partitions} for group {group}"),
+    _py("PY-UPDATED", "KP-UPDATED", "all", "Updated partition assignment: {partitions}"),
+    _py("PY-DISCOVER", "KP-DISCOVER", "all", "Discovered coordinator {node} for group {group}"),
     _c("PY-SESSION-EXPIRED", "heartbeat_session_expired", "kafka-python", "1.4+",
        "Heartbeat session expired, marking coordinator dead"),
-    _c("PY-COORD-DEAD", "coordinator_lost", "kafka-python", "all",
-       "Marking the coordinator dead (node {node}) for group {group}: {reason}."),
-    _c("PY-HB-UNKNOWN", "heartbeat_failed_unknown_member", "kafka-python", "all",
-       "Heartbeat: local member_id was not recognized; this consumer needs to re-join"),
-    _c("PY-HB-REBAL-0", "heartbeat_failed_rebalancing", "kafka-python", "<=2.x",
-       "Heartbeat failed for group {group} because it is rebalancing"),
-    _c("PY-HB-REBAL-1", "heartbeat_failed_rebalancing", "kafka-python", "3.x",
-       "Group {group} is rebalancing; rejoining."),
-    _c("PY-HB-COORD", "heartbeat_failed_coordinator", "kafka-python", "3.x",
-       "Heartbeat failed for group {group}: coordinator (node {node}) is either not started or "
-       "not valid"),
-    _c("PY-POLL-0", "poll_timeout", "kafka-python", "<=2.2",
-       "Heartbeat poll expired, leaving group"),
-    _c("PY-POLL-1", "poll_timeout", "kafka-python", "2.3+",
-       "Consumer poll timeout has expired. {details}"),
-    _c("PY-LEAVE-0", "leave_sent", "kafka-python", "<=2.2", "Leaving consumer group ({group})."),
-    _c("PY-LEAVE-1", "leave_sent", "kafka-python", "2.3+",
-       "Leaving consumer group {group} (member {member})."),
-    _c("PY-MEMBER-ID", "member_id_assigned", "kafka-python", "3.x",
-       "Received member id {member} for group {group}; will retry join-group"),
-    _c("PY-JOIN-LOADING", "join_failed_loading", "kafka-python", "all",
-       "Attempt to join group {group} rejected since coordinator {node} is loading the group."),
+    _py("PY-COORD-DEAD", "KP-COORD-DEAD", "all",
+        "Marking the coordinator dead (node {node}) for group {group}: {reason}."),
+    _py("PY-HB-UNKNOWN", "KP-HB-UNKNOWN", "all",
+        "Heartbeat: local member_id was not recognized; this consumer needs to re-join"),
+    _py("PY-HB-REBAL-0", "KP-HB-REBAL", "<=2.x",
+        "Heartbeat failed for group {group} because it is rebalancing"),
+    _py("PY-HB-REBAL-1", "KP-HB-REBAL", "3.x", "Group {group} is rebalancing; rejoining."),
+    _py("PY-HB-COORD", "KP-HB-COORD", "3.x",
+        "Heartbeat failed for group {group}: coordinator (node {node}) is either not started or "
+        "not valid"),
+    # DEBUG heartbeat lines of kafka-python 1.x (base.py: `log.debug("Heartbeat: %s[%s] %s",
+    # group, generation, member)` before the request, then the success line; the success
+    # wording is also the Java client's of 0.10.1-0.11, same event)
+    _py("PY-HB-SEND-0", "KP-HB-SEND", "1.x", "Heartbeat: {group}[{generation}] {member}"),
+    _py("PY-HB-OK-0", "KP-HB-RECEIVED", "1.x (and the Java client 0.10.1-0.11)",
+        "Received successful heartbeat response for group {group}"),
+    _py("PY-POLL-0", "KP-POLL-TIMEOUT", "<=2.2", "Heartbeat poll expired, leaving group"),
+    _py("PY-POLL-1", "KP-POLL-TIMEOUT", "2.3+", "Consumer poll timeout has expired. {details}"),
+    _py("PY-LEAVE-0", "KP-LEAVE", "<=2.2", "Leaving consumer group ({group})."),
+    _py("PY-LEAVE-1", "KP-LEAVE", "2.3+", "Leaving consumer group {group} (member {member})."),
+    _py("PY-MEMBER-ID", "KP-MEMBER-ID", "3.x",
+        "Received member id {member} for group {group}; will retry join-group"),
+    _py("PY-JOIN-LOADING", "KP-JOIN-LOADING", "all",
+        "Attempt to join group {group} rejected since coordinator {node} is loading the group."),
     _c("PY-HB-THREAD", None, "kafka-python", "1.4-2.3", "Starting new heartbeat thread"),
     # -- librdkafka (debug=cgrp; the facility is the logger: rdkafka.<FAC>) --------------------------
     _c("RDK-CGRPSTATE-0", "coordinator_state_changed", "librdkafka", "1.x+",
