@@ -88,6 +88,7 @@ SCENARIOS = {
     "all-leave": (everyone_leaves_cluster, "INFO", "INFO"),
     "lost-join": (lost_join_cluster, "INFO", "INFO"),
     "kp-clients": (kafka_python_cluster, None, "INFO"),
+    "gc-pause": (lambda: run_scenario("long-gc-pause"), None, "DEBUG"),
 }
 
 # Real Kafka wordings of other versions (kafka-log-formats.md: B-REBAL-0/2, B-STAB-0/2,
@@ -398,13 +399,36 @@ def test_the_coordinator_saw_no_heartbeat_for_a_session_timeout_before_expiring(
 def test_the_java_clients_info_logs_hold_no_heartbeat_lines(logs):
     from coordinator_kit.spark.analyses import heartbeat_gaps
 
-    gaps = records(heartbeat_gaps(logs, basis="client").toPandas())
+    gaps = [r for r in records(heartbeat_gaps(logs, basis="client").toPandas())
+            if r["group"] != "gc-pause"]                  # the one client log at DEBUG
     # A Java consumer logs a heartbeat it sends only at DEBUG; at INFO only failures appear
     # (NOT_COORDINATOR after the failover, UNKNOWN_MEMBER_ID after the lost join), and a
     # member whose heartbeats all succeed has none.
     assert {"failover", "lost-join"} <= {r["group"] for r in gaps}
     assert all(r["event"].startswith("heartbeat_failed") for r in gaps)
     assert not [r for r in gaps if r["group"] in ("one-dies", "rolling-restart")]
+
+
+def test_client_gaps_run_between_heartbeat_sends_and_show_a_gc_pause(logs, clusters):
+    """At DEBUG a Java client logs every heartbeat it sends and every success; the client-side
+    gap is the time between two sends (heartbeat.interval.ms while healthy, §3), per client,
+    across the new member id it rejoins with, so a 60 s pause is one gap."""
+    from coordinator_kit.spark.analyses import heartbeat_gaps
+
+    gaps = rows(heartbeat_gaps(logs, basis="client").toPandas(), "gc-pause")
+    assert {r["event"] for r in gaps} == {"heartbeat_sent"}       # no responses, no failures
+    c = clusters["gc-pause"]
+    for client in ("consumer-1", "consumer-2"):
+        sends = [e for e in trace(c, "heartbeat_sent") if e.source == f"client-{client}"]
+        expected = [b.ts - a.ts for a, b in zip(sends, sends[1:])]
+        got = [r["gap_ms"] for r in gaps if r["client_id"] == client and r["gap_ms"] is not None]
+        assert got == expected
+        assert [r["member"] for r in gaps if r["client_id"] == client] == \
+            [e.fields["member"] for e in sends]
+    interval = c.consumer("consumer-2").config.heartbeat_interval_ms
+    paused = [r for r in gaps if r["client_id"] == "consumer-1" and (r["gap_ms"] or 0) > interval + 200]
+    assert len(paused) == 1 and paused[0]["gap_ms"] > 60_000       # the GC pause
+    assert paused[0]["member"] != gaps[0]["member"]                 # rejoined under a new id
 
 
 def test_heartbeat_gaps_refuses_an_unknown_basis(logs):

@@ -121,13 +121,17 @@ _add(DatasetSpec(
     "After `second-joins`, consumer-1 stops the world for 60 s (a GC pause longer than the "
     "45 s session timeout). The coordinator expels it; when the pause ends its auto-commit "
     "fails with `UNKNOWN_MEMBER_ID`, it gives its partitions away as lost and joins again as "
-    "a new member, which costs the group another rebalance.",
+    "a new member, which costs the group another rebalance. The client logs of this scenario "
+    "are at DEBUG, so every heartbeat the consumers send is a line: the pause is the gap.",
     (("client-consumer-1.log", "Asynchronous auto-commit of offsets",
       "WARN: the first request after the pause is refused"),
      ("client-consumer-1.log", "Giving away all assigned partitions as lost",
       "onPartitionsLost, not onPartitionsRevoked: someone else may own them already"),
      ("server-broker-2.log", "Member consumer-1-",
-      "the expiry while consumer-1 was paused"))))
+      "the expiry while consumer-1 was paused"),
+     ("client-consumer-1.log", "Sending Heartbeat request with generation",
+      "DEBUG: a heartbeat every 3 s, then none for the length of the pause")),
+    client_level="DEBUG"))
 
 _add(DatasetSpec(
     "coordinator-failover", SCENARIOS["coordinator-failover"],

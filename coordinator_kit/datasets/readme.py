@@ -56,11 +56,14 @@ Every line has a timestamp, a level, a message that starts with Kafka's `LogCont
 `[Partition TP broker=N]`) and the Java logger in parentheses. The messages come from the
 template catalogue in `coordinator_kit/logs/catalogue.py`, the same one the Spark parser reads.
 
-**Levels.** Broker and client logs are at INFO, as servers run in production, except the broker
-logs of `coordinator-failover`, which are at DEBUG: there you also see the runtime's own lines
-(`Executing event`, `Registering timer`, `High watermark of ... incremented`, `completeUpTo`),
-which show how a write waits for replication before its response goes out. `trace.jsonl`
-always holds everything (DEBUG).
+**Levels.** Broker and client logs are at INFO, as servers run in production, with two
+exceptions. The broker logs of `coordinator-failover` are at DEBUG: there you also see the
+runtime's own lines (`Executing event`, `Registering timer`, `High watermark of ...
+incremented`, `completeUpTo`), which show how a write waits for replication before its response
+goes out. The client logs of `long-gc-pause` are at DEBUG: there every heartbeat is a pair of
+lines (`Sending Heartbeat request with generation N and member id M to coordinator C`, then
+`Received successful Heartbeat response`), so the time between two sends is the heartbeat
+interval and the GC pause is one long gap. `trace.jsonl` always holds everything (DEBUG).
 
 **trace.jsonl** keys: `seq` (order), `ts` (virtual ms), `kind` (the event, e.g.
 `group_stabilized`), `source` (`broker-N` or `client-NAME`; the log file the line went to),
@@ -129,7 +132,7 @@ like this (the kit writes the Java client of Kafka 3.x/4.x):
 | `Revoking previously assigned partitions []` | `Revoke previously assigned partitions orders-0, ...` | 0.10 logs it before every join, even the first (with `[]`); newer clients skip it on a first join (no generation yet, nothing to revoke) and list the partitions without brackets |
 | `Finished assignment: {member=...PartitionAssignor$Assignment@527740a2}` | `Finished assignment for group at generation 1: {member=Assignment(partitions=[orders-0, ...])}` | 2.4+ prints the generation and the partitions instead of an object hash |
 | `Group metadata response ClientResponse(...)` (DEBUG) | `Discovered group coordinator localhost:9094 (id: 2147483645 rack: null)` | FindCoordinator (then GroupCoordinatorRequest) as a raw response vs. the INFO line; the node id is Integer.MAX_VALUE minus the broker id in both |
-| `Joined group: {error_code=0,generation_id=1,...}`, `Issuing leader SyncGroup (SYNC_GROUP: ...)`, `Received successful sync group response ...`, `Received successful heartbeat response.` (DEBUG) | `Successfully joined group with generation Generation{generationId=1, memberId='...', protocol='range'}`, `Successfully synced group in generation Generation{...}` | the kit writes the INFO lines of newer clients; request/response dumps, heartbeat successes, `Fetching committed offsets`, `Performing range assignment` and the network client's sensor lines are DEBUG and the kit's client logs no DEBUG lines |
+| `Joined group: {error_code=0,generation_id=1,...}`, `Issuing leader SyncGroup (SYNC_GROUP: ...)`, `Received successful sync group response ...`, `Received successful heartbeat response.` (DEBUG) | `Successfully joined group with generation Generation{generationId=1, memberId='...', protocol='range'}`, `Successfully synced group in generation Generation{...}` | the kit writes the INFO lines of newer clients; request/response dumps, `Fetching committed offsets`, `Performing range assignment` and the network client's sensor lines are DEBUG and the kit does not write them; of the DEBUG heartbeat lines it writes the 3.x/4.x `Sending Heartbeat request ...` and `Received successful Heartbeat response` (in `long-gc-pause`, whose client logs are at DEBUG), which the parser also reads in 0.10's wording |
 
 So the seed's excerpt reads like the kit's client logs in substance (the same join, assign,
 sync, revoke steps in the same order), with older wording and another layout. A parser that

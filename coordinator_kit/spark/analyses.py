@@ -474,13 +474,20 @@ _GAP_COLUMNS = ("group", "member", "client_id", "ts", "prev_ts", "gap_ms", "even
 
 
 def heartbeat_gaps(logs: DataFrame, basis: str = "client") -> DataFrame:
-    """Time between consecutive heartbeat lines of each member, ordered by group, member, time.
+    """Time between consecutive heartbeats of each member, ordered by group, member, time.
 
-    basis="client": the client's heartbeat lines (every event whose name starts with
-    `heartbeat`: the Java client's DEBUG "Sending Heartbeat request ..." when the parser knows
-    it, and its INFO heartbeat failures; kafka-python's and librdkafka's heartbeat lines). A
-    Java client logs a successful heartbeat only at DEBUG, so INFO logs show failures only.
-
+    basis="client": the time between two heartbeat *sends* of the client (`heartbeat_sent`: the
+    Java client's DEBUG "Sending Heartbeat request ...", kafka-python's "Sending
+    HeartbeatRequest ..." / 1.x "Heartbeat: g[gen] member"), which is what the heartbeat
+    interval and a stalled heartbeat thread (a GC pause) show in; the responses
+    (`heartbeat_succeeded`) are left out, so a gap never runs from a request to its answer.
+    A client whose log holds no send line (INFO: a Java client logs its heartbeats at DEBUG
+    only) is read from its heartbeat failures instead (events named `heartbeat_failed...`,
+    each one the answer to a heartbeat that was sent): the gaps between failures, coarser, but
+    the only heartbeat trace such a log has. Failures are not mixed into a log with sends.
+    The gaps run per client (`client_id`, its heartbeat thread), and `member` is the member id
+    the client had at the later line: a consumer expelled during a pause and back under a new
+    member id shows the pause as the gap before its first heartbeat under the new id.
     basis="broker": the coordinator's session timer for the member, re-armed on every heartbeat
     it accepts (and on JoinGroup/SyncGroup/OffsetCommit): DEBUG "Registering timer
     heartbeat-<group>-<member> with delay of Nms". The gap is then the time the coordinator went
@@ -494,7 +501,11 @@ def heartbeat_gaps(logs: DataFrame, basis: str = "client") -> DataFrame:
         gaps = _broker_heartbeats(logs)
     else:
         raise ValueError(f"heartbeat_gaps: basis must be 'client' or 'broker', got {basis!r}")
-    w = _window("group", "member", "client_id")
+    # client: one series per client (its heartbeat thread), so a member that rejoins under a
+    # new member id (after a long pause) keeps the gap that cost it the old one; broker: per
+    # member, the coordinator's timer of that member id
+    w = _window("group", "client_id") if basis == "client" else \
+        _window("group", "member", "client_id")
     return (gaps.withColumn("prev_ts", F.lag("ts").over(w))
             .withColumn("gap_ms", _ms("ts") - _ms("prev_ts"))
             .withColumn("basis", F.lit(basis))
@@ -502,18 +513,25 @@ def heartbeat_gaps(logs: DataFrame, basis: str = "client") -> DataFrame:
             .orderBy("group", "member", "client_id", "ts"))
 
 
+HEARTBEAT_SENT = _known("heartbeat_sent")[0]
+_HEARTBEAT_FAILURES = [e for e in EVENT_NAMES if e.startswith("heartbeat_failed")]
+
+
 def _client_heartbeats(logs: DataFrame) -> DataFrame:
-    heartbeat_events = [e for e in EVENT_NAMES if e.startswith("heartbeat")]
     c = _timed(logs).filter((F.col("source") == "client") & F.col("group").isNotNull())
-    is_hb = F.col("event").isin(heartbeat_events)
-    c = c.filter(is_hb | F.col("member").isNotNull())
+    is_send = F.col("event") == HEARTBEAT_SENT
+    is_failure = F.col("event").isin(_HEARTBEAT_FAILURES)
+    c = c.filter(is_send | is_failure | F.col("member").isNotNull())
     c = c.withColumn("client_id", F.coalesce(client_id(F.col("raw")), F.col("thread"),
                                              F.col("file")))
     w = _window("group", "client_id")
-    c = c.withColumn("member_now", F.last("member", ignorenulls=True).over(
-        w.rowsBetween(Window.unboundedPreceding, 0)))
-    return c.filter(is_hb).select("group", F.col("member_now").alias("member"), "client_id", "ts",
-                                  "file", "line", "event")
+    c = (c.withColumn("member_now", F.last("member", ignorenulls=True).over(
+            w.rowsBetween(Window.unboundedPreceding, 0)))
+         .withColumn("has_sends", F.max(is_send.cast("int")).over(
+            Window.partitionBy("group", "client_id"))))
+    keep = is_send | (is_failure & (F.col("has_sends") == 0))
+    return c.filter(keep).select("group", F.col("member_now").alias("member"), "client_id",
+                                 "ts", "file", "line", "event")
 
 
 _SESSION_ENDS = _known("member_session_expired", "pending_member_expired", "member_left",
