@@ -7,6 +7,7 @@ so these tests also prove the round trip through Spark.
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from coordinator_kit.logs.parse import ParseCounts, parse_paths
 from coordinator_kit.scenarios import run_scenario
 from coordinator_kit.spark import schema
-from coordinator_kit.spark.load import parse_logs, write_parsed
+from coordinator_kit.logs import TEMPLATES
+from coordinator_kit.spark.load import load_logs, parse_logs, write_parsed
 
 pytestmark = pytest.mark.spark
 
@@ -162,3 +164,38 @@ def test_log4j_fast_path_gives_the_layout_regexs_rows(spark, tmp_path):
     assert _collect(parsed.quarantine) == _naive(expected.quarantine)
     assert parsed.counts() == expected.counts
     assert expected.counts.recognised >= 3
+
+
+def test_kits_debug_client_lines_round_trip_through_spark(spark, tmp_path):
+    """Issue 4 Proof, round trip through Spark, for the client's DEBUG heartbeat lines too: the
+    Java client's J-HB-SEND / J-HB-OK (long-gc-pause) and kafka-python's KP-HB-SEND /
+    KP-HB-RECEIVED. Every logged trace event comes back with its event, group, member,
+    generation and time stamp (the fields its line prints)."""
+    from datetime import timedelta
+
+    from coordinator_kit.logs.layout import DEFAULT_START
+    from coordinator_kit.scenarios import new_cluster
+
+    kp = new_cluster(0, consumer_defaults={"client_style": "kafka-python"})
+    kp.add_consumer("consumer-1")
+    kp.run_for(12_000)
+    logged = []
+    for name, cluster in (("java", run_scenario("long-gc-pause")), ("kp", kp)):
+        events = [e for e in cluster.trace.events
+                  if e.message is not None and e.source.startswith("client")]
+        (tmp_path / f"{name}.log").write_text("\n".join(e.line() for e in events) + "\n")
+        logged += [(f"{name}.log", i + 1, e) for i, e in enumerate(events)]
+    rows = {(Path(r["file"]).name, r["line"]): r for r in _collect(load_logs(tmp_path, spark))}
+    assert len(rows) == len(logged)
+    templates = set()
+    for file, line, e in logged:
+        r = rows[(file, line)]
+        templates.add(r["template"])
+        assert (r["event"], r["source"], r["level"]) == (e.kind, "client", e.level), e.line()
+        assert r["ts"] == (DEFAULT_START + timedelta(milliseconds=e.ts)).replace(tzinfo=None)
+        printed = {n for _, n, _, _ in string.Formatter().parse(TEMPLATES[e.template_id].text)}
+        for k, kind in (("member", str), ("generation", int), ("group", str)):
+            v = e.fields.get(k)
+            if k in printed and type(v) is kind:        # not a Generation{...} object
+                assert r[k] == v, (k, e.line())
+    assert {"J-HB-SEND", "J-HB-OK", "KP-HB-SEND", "KP-HB-RECEIVED"} <= templates
