@@ -480,3 +480,51 @@ def test_kafka_python_wordings_carry_the_catalogues_event_names():
         entry = P.MESSAGE_ENTRIES[found[0]]
         assert entry.event == TEMPLATES[SAME_AS[wid]].event, (wid, entry.id)
         assert entry.id in (wid, SAME_AS[wid]) and entry.id in by_id
+
+
+# -- a dataset folder: its trace and tables are not logs ------------------------------------------
+
+def test_a_dataset_folder_reads_its_logs_and_skips_the_trace_and_tables_aloud():
+    """datasets/one-dies/ holds trace.jsonl (ts = virtual ms since the run's start) and
+    consumer_offsets.csv next to its logs: read as lines they gave 1970 time stamps and
+    quarantined CSV rows. A folder walk leaves them out and names them; every time stamp is
+    then the run's (from 2025-03-03 09:00 UTC, layout.DEFAULT_START)."""
+    import warnings
+
+    from coordinator_kit.logs.parse import SkippedFilesWarning, expand_paths
+
+    folder = Path(__file__).parents[1] / "datasets" / "one-dies"
+    with pytest.warns(SkippedFilesWarning, match=r"skipped 2 file\(s\).*consumer_offsets\.csv"
+                      r".*trace\.jsonl: the kit's trace"):
+        result = parse_paths(folder)
+    assert result.counts.quarantined == 0 and result.counts.recognised > 0
+    times = [r["ts"] for r in result.events]
+    assert min(times) >= DEFAULT_START and max(times) < DEFAULT_START + timedelta(minutes=10)
+    skipped: list[Path] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # told through `skipped`, no warning
+        files = expand_paths([folder], skipped)
+    assert sorted(f.name for f in skipped) == ["consumer_offsets.csv", "trace.jsonl"]
+    assert all(f.suffix == ".log" for f in files)
+    with pytest.raises(ValueError, match="trace.jsonl is not a log: it is the kit's trace"):
+        expand_paths(folder / "trace.jsonl")
+    # a file merely named like one, with other content, is read as it is
+    other = Path(__file__).parent / "data" / "logs"
+    assert all(f.name not in ("trace.jsonl",) for f in expand_paths(other))
+
+
+def test_cli_parse_of_a_dataset_folder_says_what_it_skipped(tmp_path):
+    import pyarrow.parquet as pq
+
+    folder = Path(__file__).parents[1] / "datasets" / "one-dies"
+    done = _cli("parse", str(folder), "--out", str(tmp_path / "out"), "--engine", "python")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().startswith("logs parse: skipped 2 file(s) of the kit's datasets")
+    assert "Warning" not in done.stderr                          # said once, plainly
+    with pytest.warns(Warning):
+        expected = parse_paths(folder).counts
+    assert done.stdout.strip() == expected.summary()
+    ts = pq.read_table(tmp_path / "out" / "events.parquet").column("ts").to_pylist()
+    assert min(t.replace(tzinfo=None) for t in ts) >= DEFAULT_START.replace(tzinfo=None)
+    bad = _cli("parse", str(folder / "trace.jsonl"), "--out", str(tmp_path / "o2"))
+    assert bad.returncode == 2 and "is not a log" in bad.stderr

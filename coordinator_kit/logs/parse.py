@@ -43,7 +43,8 @@ from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, HEAD_RE, JSON_KEYS
                        is_coordination_logger, normalise_level, source_of)
 
 __all__ = ["ParseCounts", "ParseResult", "classify_line", "parse_lines",
-           "parse_paths", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE"]
+           "parse_paths", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE",
+           "KIT_DATA_FILES", "kit_data_file", "skipped_note", "SkippedFilesWarning"]
 
 _CONTROL = re.compile(CONTROL_RE)
 _BLANK = re.compile(BLANK_RE)
@@ -326,12 +327,51 @@ def iter_lines(stream: IO[bytes], chunk_size: int = 1 << 22) -> Iterator[bytes]:
         yield tail[:-1] if tail.endswith(b"\r") else tail
 
 
-def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
+class SkippedFilesWarning(UserWarning):
+    """Files under a walked directory that were left out (the kit's own non-log files)."""
+
+
+# Files the kit writes next to its logs (datasets/<run>/, the large generator) that are not
+# logs: name -> (how the first line starts, what it is). Read as log lines they would come out
+# wrong (trace.jsonl's `ts` is virtual milliseconds since the run's start, not epoch seconds,
+# and every one of its logged events is also a line of the .log files), so a directory walk
+# leaves them out, and says so.
+KIT_DATA_FILES: dict[str, tuple[str, str]] = {
+    "trace.jsonl": ('{"f_', "the kit's trace (virtual ms since the run's start; its logged "
+                    "events are the .log files' lines)"),
+    "consumer_offsets.csv": ("partition,offset,ts,", "the __consumer_offsets records as a table"),
+    "groups.csv": ("group,variant,", "the large generator's table of groups"),
+}
+
+
+def kit_data_file(path: Path) -> str | None:
+    """What `path` is when it is one of the kit's non-log dataset files, else None."""
+    known = KIT_DATA_FILES.get(path.name)
+    if known is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(known[0])).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if path.name == "trace.jsonl":      # keys are sorted: f_<field>..., or "kind" first
+        return known[1] if head.startswith(('{"f_', '{"kind"')) else None
+    return known[1] if head == known[0] else None
+
+
+def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                 skipped: list[Path] | None = None) -> list[Path]:
     """Files named by `paths` (directories are walked, hidden and `_`-prefixed names skipped,
-    as Spark does). Raises FileNotFoundError naming the first missing path."""
+    as Spark does). Raises FileNotFoundError naming the first missing path.
+
+    A walked directory's kit data files that are not logs (`KIT_DATA_FILES`: trace.jsonl,
+    consumer_offsets.csv, groups.csv) are left out: appended to `skipped` when given (the
+    caller reports them), else named in a SkippedFilesWarning. Named on their own, they are
+    refused with a ValueError."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files: list[Path] = []
+    left_out: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
             raise FileNotFoundError(f"log path {str(p)!r} does not exist; give a file or a "
@@ -339,11 +379,32 @@ def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
         if p.is_dir():
             for root, dirs, names in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-                files.extend(Path(root) / n for n in sorted(names)
-                             if not n.startswith((".", "_")))
+                for n in sorted(names):
+                    if n.startswith((".", "_")):
+                        continue
+                    f = Path(root) / n
+                    (left_out if kit_data_file(f) else files).append(f)
         else:
+            what = kit_data_file(p)
+            if what is not None:
+                raise ValueError(f"{p} is not a log: it is {what}. Give the run's .log files, "
+                                 f"or its folder (where {p.name} is skipped)")
             files.append(p)
+    if left_out:
+        if skipped is not None:
+            skipped.extend(left_out)
+        else:
+            import warnings
+            warnings.warn(skipped_note(left_out), SkippedFilesWarning, stacklevel=2)
     return files
+
+
+def skipped_note(files: list[Path]) -> str:
+    """One line naming the kit data files a directory walk left out, and why."""
+    names = sorted({f.name for f in files})
+    why = "; ".join(f"{n}: {KIT_DATA_FILES[n][1]}" for n in names)
+    return (f"skipped {len(files)} file(s) of the kit's datasets that are not logs ({why}); "
+            f"read their runs' .log files")
 
 
 def _open(path: Path) -> IO[bytes]:

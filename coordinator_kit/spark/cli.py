@@ -65,7 +65,11 @@ def _check_input(paths: list[str]) -> list[str]:
     from ..logs.parse import expand_paths
 
     local = [p for p in paths if "://" not in p or p.startswith("file://")]
-    files = expand_paths([p.removeprefix("file://") for p in local])
+    skipped: list = []
+    files = expand_paths([p.removeprefix("file://") for p in local], skipped)
+    if skipped:                            # the kit's trace.jsonl and tables, say which
+        from ..logs.parse import skipped_note
+        print(f"logs parse: {skipped_note(skipped)}", file=sys.stderr)
     if len(local) == len(paths):
         if not files:
             raise ValueError(f"no log files under {' '.join(paths)}")
@@ -75,16 +79,22 @@ def _check_input(paths: list[str]) -> list[str]:
 
 
 def run_parse(args: argparse.Namespace) -> int:
+    import warnings
+
+    from ..logs.parse import SkippedFilesWarning
+
     try:
         paths = _check_input(list(args.paths))
-        if args.engine == "python":
-            counts = write_parsed_python(paths, args.out, overwrite=args.overwrite)
-        else:
-            from .load import write_parsed
-            from .session import get_session
+        with warnings.catch_warnings():    # skipped files: said once, by _check_input
+            warnings.simplefilter("ignore", SkippedFilesWarning)
+            if args.engine == "python":
+                counts = write_parsed_python(paths, args.out, overwrite=args.overwrite)
+            else:
+                from .load import write_parsed
+                from .session import get_session
 
-            spark = get_session(args.master, remote=args.remote)
-            counts = write_parsed(paths, args.out, spark, overwrite=args.overwrite)
+                spark = get_session(args.master, remote=args.remote)
+                counts = write_parsed(paths, args.out, spark, overwrite=args.overwrite)
     except (FileNotFoundError, FileExistsError, ValueError) as exc:
         print(f"logs parse: error: {exc}", file=sys.stderr)
         return 2

@@ -69,7 +69,11 @@ def check_paths(paths: Sequence[str]) -> list[str]:
 
     local = [p.removeprefix("file://") for p in paths
              if "://" not in p or p.startswith("file://")]
-    files = expand_paths(local)       # FileNotFoundError names the missing path
+    skipped: list = []
+    files = expand_paths(local, skipped)   # FileNotFoundError names the missing path
+    if skipped:                            # the kit's trace.jsonl and tables, say which
+        from ..logs.parse import skipped_note
+        print(f"logs: {skipped_note(skipped)}", file=sys.stderr)
     if len(local) == len(paths):
         if not files:
             raise ValueError(f"no log files under {', '.join(paths)}: the directories are "
@@ -80,6 +84,10 @@ def check_paths(paths: Sequence[str]) -> list[str]:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    import warnings
+
+    from ..logs.parse import SkippedFilesWarning
+
     try:
         paths = check_paths(list(args.paths))
     except (FileNotFoundError, ValueError) as exc:
@@ -88,7 +96,9 @@ def run_report(args: argparse.Namespace) -> int:
     spark = _session(args.master, args.remote)
     from .load import parse_logs
 
-    parsed = parse_logs(paths, spark)
+    with warnings.catch_warnings():       # skipped files: said once, by check_paths
+        warnings.simplefilter("ignore", SkippedFilesWarning)
+        parsed = parse_logs(paths, spark)
     events = parsed.events.cache()
     zone = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "UTC")     # times are printed in UTC
