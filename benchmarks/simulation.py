@@ -27,13 +27,13 @@ The trace runs at INFO (per-heartbeat events are DEBUG), as a learner's long-run
 would. Wall time is `time.perf_counter`, CPU time `time.process_time`; the kit's core reads
 neither.
 
-Where it stands (issue 3, third session; 2-core machine shared with two other jobs, load 3-5,
+Where it stands (issue 3, third session; 2-core machine shared with two other jobs, load 4-5,
 so read the CPU figures; "before" is the same checkout with this session's files of the
-cluster, client, group and clock put back, timed back to back): 100 consumers x 1 h went from
-453-591x to 510-811x virtual s per CPU s (~1.35x; the full benchmark, one run each, three
-pairs: 389-587x -> 582-759x), 295 -> 242 scheduler events and ~10,700 -> ~8,400 Python calls
-per virtual s; the target (1,000x) is still missed. A 1,000-member group reaches Stable in
-0.39-0.50 CPU s (6 virtual s) before and after. Changes, all with byte-identical DEBUG and
+cluster, client, group and clock put back, the two run back to back, three pairs): 100
+consumers x 1 h went from 565-633x to 747-874x virtual s per CPU s (~1.4x; 541-608x ->
+701-864x per wall s), 295 -> 242 scheduler events and ~10,700 -> ~8,400 Python calls per
+virtual s (36.3 -> 34.7 calls per event); the target (1,000x) is still missed. A 1,000-member
+group reaches Stable in 0.31-0.41 CPU s (6 virtual s) before and after. Changes, all with byte-identical DEBUG and
 INFO traces on 54 saved runs (every named scenario x 2 seeds, 30 random fault schedules,
 kafka-python runs, benchmark-like runs):
 
