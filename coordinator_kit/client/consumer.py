@@ -29,9 +29,9 @@ from ..group.api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
                          OffsetFetchRequest, OffsetFetchResponse, PartitionData, RequestContext,
                          SyncGroupRequest, SyncGroupResponse)
 from ..group.classic import CONSUMER_PROTOCOL_TYPE, Protocol
-from ..logs.layout import level_number
 from ..group.protocol import (ConsumerProtocolAssignment, ConsumerProtocolSubscription,
                               StickyAssignorUserData)
+from ..logs.layout import level_number
 from ..topic import TopicPartition
 from ..trace import LogContext
 from .config import ConsumerConfig
