@@ -726,22 +726,19 @@ def pause_run(seed: int = 0) -> Cluster:
 # what the Spark pipeline finds.
 # ---------------------------------------------------------------------------------------------
 
-_HEARTBEAT_RESPONSE = "Received successful heartbeat response."
-
-
 @lru_cache(maxsize=1)
 def seed_heartbeat_gaps() -> tuple[int, ...]:
-    """The gaps (ms) between the seed consumer's heartbeat responses, from its quarantined
-    lines (unknown messages keep their time stamp)."""
-    rows = [r for r in parse_paths(SEED_LOG).quarantine
-            if r["problem"] == "unknown message" and _HEARTBEAT_RESPONSE in r["raw"]]
+    """The gaps (ms) between the seed consumer's heartbeat responses: its DEBUG "Received
+    successful heartbeat response." lines, events `heartbeat_succeeded` (wording J-HB-OK-0).
+    A 0.9 client logs no line when it sends a heartbeat, so the responses are what there is."""
+    rows = [r for r in parse_paths(SEED_LOG).events if r["event"] == "heartbeat_succeeded"]
     times = sorted(r["ts"] for r in rows)
     return tuple((b - a) // timedelta(milliseconds=1) for a, b in zip(times, times[1:]))
 
 
 def check_heartbeat_interval(answer: Any) -> Feedback:
     """Exercise 1: the seed-001 consumer's heartbeat.interval.ms, measured from the time stamps
-    of its quarantined "Received successful heartbeat response." lines."""
+    of its "Received successful heartbeat response." lines (events heartbeat_succeeded)."""
     ex = "Exercise 1"
     if unanswered(answer):
         return not_answered(ex, "a number of milliseconds")
@@ -762,9 +759,9 @@ def check_heartbeat_interval(answer: Any) -> Feedback:
         return Feedback(ex, "wrong", "That is the session timeout this consumer sent "
                                      "(session_timeout=30000 in its JoinGroup). Measure the time "
                                      "between two heartbeat responses instead.")
-    return Feedback(ex, "wrong", f"{answer} ms is not it. Keep the quarantined lines whose raw "
-                                 f"text contains \"successful heartbeat response\" and take the "
-                                 f"differences between consecutive time stamps.")
+    return Feedback(ex, "wrong", f"{answer} ms is not it. Keep the seed's events named "
+                                 f"heartbeat_succeeded and take the differences between "
+                                 f"consecutive time stamps.")
 
 
 _END_EVENTS = {"assignment_received", "group_empty", "group_unloaded", "group_dead",
