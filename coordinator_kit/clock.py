@@ -81,6 +81,18 @@ class _LaneSlot(TimerHandle):
     __slots__ = ("lane",)
 
 
+class _DeferrableHandle(TimerHandle):
+    """A handle whose timer `Scheduler.defer` can move later without touching the heap.
+
+    Its heap entry may sit at an earlier (when, seq) than the handle's own; when that entry
+    comes to the top it is pushed again at the handle's (when, seq), which `defer` drew from
+    the same sequence a new `call_later` would have: the timer runs exactly where a cancelled
+    handle plus a new one would have put it, ties included, and the clock does not move for
+    the stale entry (as for a cancelled handle)."""
+
+    __slots__ = ()
+
+
 class TimerLane:
     """Timers armed in (time, sequence) order that share one place in the scheduler's heap.
 
@@ -413,6 +425,49 @@ class Scheduler:
             self._notify_sleepers()
         return handle
 
+    def call_later_deferrable(self, delay_ms: int, callback: Callable[..., Any], *args: Any,
+                              name: str = "") -> TimerHandle:
+        """`call_later` for a timer that is often pushed back (a session timeout rescheduled
+        by every heartbeat): its handle can be moved later with `defer`."""
+        if delay_ms.__class__ is not int or delay_ms < 0:
+            _check_ms("delay_ms", delay_ms)
+        with self._lock:
+            if self._cancelled > 512:
+                self._maybe_purge()
+            when = self._now + delay_ms
+            seq = next(self._seq)
+            handle = _DeferrableHandle(when, seq, name or getattr(callback, "__name__", "?"),
+                                       callback, args, self)
+            heappush(self._heap, (when, seq, handle))
+            if self._sleepers:
+                self._wakeup.notify_all()
+            return handle
+
+    def defer(self, handle: TimerHandle, delay_ms: int, *args: Any) -> bool:
+        """Move a pending `call_later_deferrable` handle to `delay_ms` from now, with `args`.
+
+        The same as cancelling it and calling `call_later(delay_ms, callback, *args)` (the
+        same sequence number is drawn), without a new handle or heap entry. Returns False,
+        changing nothing, when that cannot be done in place: the handle ran or was cancelled,
+        is not deferrable, the delay is not an int >= 0, or the new time is earlier than the
+        handle's (its heap entry would come up too late); the caller then does just that."""
+        if (handle.__class__ is not _DeferrableHandle or delay_ms.__class__ is not int
+                or delay_ms < 0):
+            return False
+        if self._threadsafe:
+            with self._lock:
+                return self._defer(handle, delay_ms, args)
+        return self._defer(handle, delay_ms, args)
+
+    def _defer(self, handle: TimerHandle, delay_ms: int, args: tuple[Any, ...]) -> bool:
+        when = self._now + delay_ms
+        if handle.done or handle.cancelled or when < handle.when:
+            return False
+        handle.when = when
+        handle.seq = next(self._seq)
+        handle._args = args
+        return True
+
     def _notify_sleepers(self) -> None:
         with self._lock:
             self._wakeup.notify_all()
@@ -428,8 +483,14 @@ class Scheduler:
             heapq.heappop(heap)
             self._cancelled -= 1
             return True
-        if head.__class__ is _LaneSlot and not head.lane._drop_dead_head():  # type: ignore
-            heapq.heappop(heap)  # the slot's timer was cancelled; a new slot is in the heap
+        if head.__class__ is _LaneSlot:
+            if not head.lane._drop_dead_head():  # type: ignore[attr-defined]
+                heapq.heappop(heap)  # the slot's timer was cancelled; a new slot is in the heap
+                return True
+            return False
+        if head.__class__ is _DeferrableHandle and heap[0][1] != head.seq:
+            # deferred since this entry was pushed: move it to the handle's (when, seq)
+            heapq.heapreplace(heap, (head.when, head.seq, head))
             return True
         return False
 
@@ -438,7 +499,7 @@ class Scheduler:
             heap = self._heap
             while heap:
                 head = heap[0][2]
-                if (head.cancelled or head.__class__ is _LaneSlot) and self._drop_dead_head():
+                if (head.cancelled or head.__class__ is not TimerHandle) and self._drop_dead_head():
                     continue
                 if limit is not None and head.when > limit:
                     return None
@@ -458,7 +519,9 @@ class Scheduler:
     def pending(self) -> list[TimerHandle]:
         """Pending callbacks in the order they will run."""
         with self._lock:
-            entries = [e for e in self._heap if e[2].__class__ is not _LaneSlot]
+            # a deferred handle runs at its own (when, seq), not its heap entry's
+            entries = [(h.when, h.seq, h) for _, _, h in self._heap
+                       if h.__class__ is not _LaneSlot]
             for lane in self._lanes:
                 entries += lane._pending()
             return [h for _, _, h in sorted(entries) if h.pending]
@@ -526,7 +589,7 @@ class Scheduler:
             while heap:
                 entry = heap[0]
                 handle = entry[2]
-                if (handle.cancelled or handle.__class__ is _LaneSlot) and self._drop_dead_head():
+                if (handle.cancelled or handle.__class__ is not TimerHandle) and self._drop_dead_head():
                     continue
                 if entry[0] > when:
                     break
@@ -549,7 +612,7 @@ class Scheduler:
                     break
                 entry = heap[0]
                 handle = entry[2]
-                if (handle.cancelled or handle.__class__ is _LaneSlot) and self._drop_dead_head():
+                if (handle.cancelled or handle.__class__ is not TimerHandle) and self._drop_dead_head():
                     continue
                 if entry[0] > when:
                     break

@@ -446,6 +446,79 @@ def test_a_single_threaded_scheduler_refuses_bad_input_the_same_way():
     assert sched.pending() == [] and sched.run_for(10) == 0 and sched.now == 110
 
 
+# -- a deferrable timer (a session timeout pushed back by every heartbeat) ----------------------
+
+
+def _session_timers(sched: Scheduler, seed: int, deferred: bool) -> list:
+    """Session-like timers per key, rescheduled (often later, sometimes earlier), cancelled,
+    mixed with plain callbacks and every driver; with `deferred`, a reschedule moves the
+    handle (`defer`) whenever it can, otherwise it cancels and calls `call_later` again."""
+    rng = random.Random(seed)
+    log: list = []
+    handles: dict[int, TimerHandle] = {}
+
+    def fire(key: int, version: int) -> None:
+        log.append(("fire", key, version, sched.now))
+        if rng.random() < 0.3:
+            reschedule(rng.randrange(10), version + 1)
+
+    def reschedule(key: int, version: int) -> None:
+        delay = rng.choice([0, 5, 30, 30, 45, 45, 60])
+        old = handles.get(key)
+        if deferred and old is not None and sched.defer(old, delay, key, version):
+            log.append(("moved", key))  # True where the handle was still pending
+            return
+        if old is not None:
+            log.append(("moved", key) if old.cancel() else ("new", key))
+        else:
+            log.append(("new", key))
+        call = sched.call_later_deferrable if deferred else sched.call_later
+        handles[key] = call(delay, fire, key, version, name=f"timer {key}")
+
+    for step in range(400):
+        action = rng.random()
+        if action < 0.45:
+            reschedule(rng.randrange(10), step)
+        elif action < 0.55:
+            sched.call_later(rng.choice([0, 1, 30]), lambda s=step: log.append(("cb", s, sched.now)))
+        elif action < 0.6 and handles:
+            log.append(("cancel", handles[rng.choice(sorted(handles))].cancel()))
+        elif action < 0.8:
+            log.append(("run_for", sched.run_for(rng.choice([0, 1, 5, 30]))))
+        elif action < 0.9:
+            log.append(("step", sched.step(), sched.now))
+        else:
+            log.append(("pending", [(h.name, h.when) for h in sched.pending()], sched.peek()))
+    log.append(("run_for", sched.run_for(1_000), sched.now))
+    return log
+
+
+@pytest.mark.parametrize("threadsafe", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_deferred_handle_runs_where_cancel_and_call_later_would_have_put_it(seed, threadsafe):
+    """`defer` draws the sequence number `call_later` would have: same callbacks, order, times,
+    `step`/`run_for` counts and `pending()` (a stale heap entry never moves the clock)."""
+    expected = _session_timers(Scheduler(threadsafe=threadsafe), seed, deferred=False)
+    assert _session_timers(Scheduler(threadsafe=threadsafe), seed, deferred=True) == expected
+    assert any(e[0] == "moved" for e in expected) and any(e[0] == "fire" for e in expected)
+
+
+def test_defer_refuses_what_it_cannot_do_in_place():
+    sched = Scheduler()
+    ran: list = []
+    h = sched.call_later_deferrable(10, ran.append, "a")
+    assert not sched.defer(h, 5, "b")            # earlier than the handle: cancel + call_later
+    assert not sched.defer(h, -1, "b") and not sched.defer(h, 1.5, "b")
+    assert not sched.defer(sched.call_later(10, ran.append, "c"), 20, "d")  # not deferrable
+    assert sched.defer(h, 20, "e") and h.when == 20
+    assert sched.run_for(15) == 1 and ran == ["c"] and sched.now == 15  # the stale entry: no run
+    assert sched.run_for(10) == 1 and ran == ["c", "e"]
+    assert not sched.defer(h, 20, "f")           # it ran
+    h2 = sched.call_later_deferrable(10, ran.append, "g")
+    h2.cancel()
+    assert not sched.defer(h2, 20, "h") and sched.run_for(100) == 0
+
+
 # -- no wall clock, no global RNG -----------------------------------------------------------------
 
 PACKAGE = Path(__file__).resolve().parent.parent / "coordinator_kit"

@@ -30,12 +30,20 @@ WriteScheduler = Callable[[str, Callable[[Any], CoordinatorResult[Any]]], Coordi
 
 
 class _TimerTask:
-    __slots__ = ("key", "handle", "cancelled")
+    """One scheduling of a key; a new one each time, so an expiry enqueued for an older one is
+    rejected (`tasks[key] is not task`). Its handle may be shared with earlier tasks of the
+    same key: rescheduling later moves the handle (`Scheduler.defer`) instead of replacing it."""
 
-    def __init__(self, key: str) -> None:
+    __slots__ = ("key", "handle", "cancelled", "operation", "retry", "retry_backoff_ms")
+
+    def __init__(self, key: str, operation: TimeoutOperation, retry: bool,
+                 retry_backoff_ms: int) -> None:
         self.key = key
         self.handle: TimerHandle | None = None
         self.cancelled = False
+        self.operation = operation
+        self.retry = retry
+        self.retry_backoff_ms = retry_backoff_ms
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -54,47 +62,56 @@ class EventBasedCoordinatorTimer:
 
     def schedule(self, key: str, delay_ms: int, retry: bool, operation: TimeoutOperation,
                  retry_backoff_ms: int = DEFAULT_RETRY_BACKOFF_MS) -> None:
-        task = _TimerTask(key)
-        name = f"Timeout(tp={self.tp}, key={key})"
-
-        def expired() -> None:
-            def run(_shard: Any) -> CoordinatorResult[Any]:
-                self.log.log("T-EXEC", name=name, key=key)
-                if self.tasks.get(key) is not task:
-                    raise RejectedExecutionError(f"Timer {key} was overridden or cancelled")
-                del self.tasks[key]
-                self.log.event("timer_expired", tp=str(self.tp), key=key)
-                return operation()
-
-            def on_done(f: CoordinatorFuture[Any]) -> None:
-                exc = f.exception()
-                if exc is None:
-                    return
-                if isinstance(exc, RejectedExecutionError):
-                    self.log.log("T-REJECTED", name=name, key=key)
-                elif isinstance(exc, KafkaError) and exc.error in (
-                        Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
-                    self.log.log("T-INACTIVE", name=name, key=key, error=exc.detail)
-                elif retry:
-                    self.log.log("T-RETRY", name=name, key=key, error=_message(exc))
-                    self.schedule(key, retry_backoff_ms, True, operation, retry_backoff_ms)
-                else:
-                    self.log.log("T-DROP", name=name, key=key, error=_message(exc))
-
-            self.log.log("T-FIRE", name=name, key=key)
-            try:
-                future = self._enqueue_write(name, run)
-            except RejectedExecutionError:
-                self.log.log("T-CLOSED", name=name, key=key)
-                return
-            future.add_done_callback(on_done)
-
+        task = _TimerTask(key, operation, retry, retry_backoff_ms)
         self.log.log("T-REGISTER", key=key, delay_ms=delay_ms)
         previous = self.tasks.get(key)
         self.tasks[key] = task
         if previous is not None:
+            # Later than the previous deadline (every heartbeat pushes a session timeout back):
+            # the same handle moves, drawing the sequence number call_later would have drawn.
+            handle = previous.handle
+            if handle is not None and self.scheduler.defer(handle, delay_ms, task):
+                previous.cancelled = True
+                task.handle = handle
+                return
             previous.cancel()
-        task.handle = self.scheduler.call_later(delay_ms, expired, name=f"timer {key}")
+        task.handle = self.scheduler.call_later_deferrable(delay_ms, self._expired, task,
+                                                           name=f"timer {key}")
+
+    def _expired(self, task: _TimerTask) -> None:
+        key, operation, retry = task.key, task.operation, task.retry
+        name = f"Timeout(tp={self.tp}, key={key})"
+
+        def run(_shard: Any) -> CoordinatorResult[Any]:
+            self.log.log("T-EXEC", name=name, key=key)
+            if self.tasks.get(key) is not task:
+                raise RejectedExecutionError(f"Timer {key} was overridden or cancelled")
+            del self.tasks[key]
+            self.log.event("timer_expired", tp=str(self.tp), key=key)
+            return operation()
+
+        def on_done(f: CoordinatorFuture[Any]) -> None:
+            exc = f.exception()
+            if exc is None:
+                return
+            if isinstance(exc, RejectedExecutionError):
+                self.log.log("T-REJECTED", name=name, key=key)
+            elif isinstance(exc, KafkaError) and exc.error in (
+                    Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS):
+                self.log.log("T-INACTIVE", name=name, key=key, error=exc.detail)
+            elif retry:
+                self.log.log("T-RETRY", name=name, key=key, error=_message(exc))
+                self.schedule(key, task.retry_backoff_ms, True, operation, task.retry_backoff_ms)
+            else:
+                self.log.log("T-DROP", name=name, key=key, error=_message(exc))
+
+        self.log.log("T-FIRE", name=name, key=key)
+        try:
+            future = self._enqueue_write(name, run)
+        except RejectedExecutionError:
+            self.log.log("T-CLOSED", name=name, key=key)
+            return
+        future.add_done_callback(on_done)
 
     def schedule_if_absent(self, key: str, delay_ms: int, retry: bool,
                            operation: TimeoutOperation) -> None:
