@@ -26,6 +26,7 @@ from operator import itemgetter
 from ..clock import Scheduler, TimerHandle
 from ..errors import Errors, KafkaError
 from ..topic import TopicPartition
+from ..logs.catalogue import template
 from ..logs.layout import level_number
 from ..trace import LogContext, Trace
 
@@ -36,6 +37,7 @@ RECORD_BATCH_OVERHEAD = 61  # v2 record batch header, bytes
 DEFAULT_MAX_MESSAGE_BYTES = 1048588  # Kafka's message.max.bytes default
 NO_PRODUCER_ID = -1
 _DEBUG = level_number("DEBUG")
+_HWM_LEVEL = level_number(template("P-HWM").level)
 
 HighWatermarkListener = Callable[[TopicPartition, int], None]
 
@@ -431,7 +433,8 @@ class ReplicatedPartition:
         old = leader.high_watermark
         if new > old:
             leader.high_watermark = new
-            self._log().log("P-HWM", old=old, new=new, tp=str(self.tp))
+            if self.trace.threshold <= _HWM_LEVEL:  # no LogContext or str(tp) for nothing
+                self._log().log("P-HWM", old=old, new=new, tp=str(self.tp))
             listener = self._listeners.get(self.leader_id)
             if listener is not None:
                 listener(self.tp, new)

@@ -14,6 +14,8 @@ from typing import Any
 
 from ..clock import Scheduler, TimerHandle
 from ..errors import Errors, KafkaError
+from ..logs.catalogue import template
+from ..logs.layout import level_number
 from ..topic import TopicPartition
 from ..trace import LogContext
 from .events import RejectedExecutionError
@@ -23,6 +25,9 @@ from .shard import CoordinatorResult
 __all__ = ["EventBasedCoordinatorTimer", "DEFAULT_RETRY_BACKOFF_MS"]
 
 DEFAULT_RETRY_BACKOFF_MS = 500
+# T-REGISTER's level: checked before the call, so a disabled line (INFO traces: every heartbeat
+# and commit registers a session timeout) builds no keyword arguments.
+_REGISTER_LEVEL = level_number(template("T-REGISTER").level)
 
 TimeoutOperation = Callable[[], CoordinatorResult[Any]]
 # (name, tp, op(shard) -> CoordinatorResult) -> future; provided by the runtime.
@@ -63,7 +68,8 @@ class EventBasedCoordinatorTimer:
     def schedule(self, key: str, delay_ms: int, retry: bool, operation: TimeoutOperation,
                  retry_backoff_ms: int = DEFAULT_RETRY_BACKOFF_MS) -> None:
         task = _TimerTask(key, operation, retry, retry_backoff_ms)
-        self.log.log("T-REGISTER", key=key, delay_ms=delay_ms)
+        if self.log.trace.threshold <= _REGISTER_LEVEL:
+            self.log.log("T-REGISTER", key=key, delay_ms=delay_ms)
         previous = self.tasks.get(key)
         self.tasks[key] = task
         if previous is not None:
