@@ -73,6 +73,7 @@ class TimerHandle:
 
 
 _NOTHING: Any = object()
+_new_handle = object.__new__  # a TimerHandle whose slots the caller fills in (see call_later)
 
 
 class _LaneSlot(TimerHandle):
@@ -390,8 +391,15 @@ class Scheduler:
         if self._cancelled > 512:
             self._maybe_purge()
         seq = next(self._seq)
-        handle = TimerHandle(when, seq, name or getattr(callback, "__name__", "?"), callback,
-                             args, self)
+        # TimerHandle(when, seq, name, callback, args, self), written out: no __init__ call
+        handle = _new_handle(TimerHandle)
+        handle.when = when
+        handle.seq = seq
+        handle.name = name or getattr(callback, "__name__", "?")
+        handle._callback = callback
+        handle._args = args
+        handle.cancelled = handle.done = False
+        handle._scheduler = self
         heappush(self._heap, (when, seq, handle))
         if self._sleepers:
             self._notify_sleepers()
@@ -405,8 +413,15 @@ class Scheduler:
             self._maybe_purge()
         when = self._now + delay_ms
         seq = next(self._seq)
-        handle = TimerHandle(when, seq, name or getattr(callback, "__name__", "?"), callback,
-                             args, self)
+        # TimerHandle(when, seq, name, callback, args, self), written out: no __init__ call
+        handle = _new_handle(TimerHandle)
+        handle.when = when
+        handle.seq = seq
+        handle.name = name or getattr(callback, "__name__", "?")
+        handle._callback = callback
+        handle._args = args
+        handle.cancelled = handle.done = False
+        handle._scheduler = self
         heappush(self._heap, (when, seq, handle))
         if self._sleepers:
             self._notify_sleepers()
@@ -418,8 +433,15 @@ class Scheduler:
             self._maybe_purge()
         when = self._now
         seq = next(self._seq)
-        handle = TimerHandle(when, seq, name or getattr(callback, "__name__", "?"), callback,
-                             args, self)
+        # TimerHandle(when, seq, name, callback, args, self), written out: no __init__ call
+        handle = _new_handle(TimerHandle)
+        handle.when = when
+        handle.seq = seq
+        handle.name = name or getattr(callback, "__name__", "?")
+        handle._callback = callback
+        handle._args = args
+        handle.cancelled = handle.done = False
+        handle._scheduler = self
         heappush(self._heap, (when, seq, handle))
         if self._sleepers:
             self._notify_sleepers()
