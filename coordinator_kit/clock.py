@@ -466,7 +466,8 @@ class Scheduler:
             return handle
 
     def defer(self, handle: TimerHandle, delay_ms: int, *args: Any) -> bool:
-        """Move a pending `call_later_deferrable` handle to `delay_ms` from now, with `args`.
+        """Move a pending `call_later_deferrable` handle to `delay_ms` from now; with `args`,
+        the callback gets those from then on (without, it keeps its own).
 
         The same as cancelling it and calling `call_later(delay_ms, callback, *args)` (the
         same sequence number is drawn), without a new handle or heap entry. Returns False,
@@ -487,7 +488,8 @@ class Scheduler:
             return False
         handle.when = when
         handle.seq = next(self._seq)
-        handle._args = args
+        if args:
+            handle._args = args
         return True
 
     def _notify_sleepers(self) -> None:

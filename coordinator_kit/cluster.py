@@ -59,21 +59,28 @@ class _Exchange:
         self.timeout: Any = None  # _IN_LANE, or a TimerHandle when the lane refused it
         self.response_name = ""
 
+    # An exchange lets go of its request (`call`) once it arrived and of its callback once it
+    # answered: its timeout keeps the exchange itself in a lane for `request.timeout.ms`, and
+    # the request and callback objects would otherwise live (and be walked by every garbage
+    # collection) as long.
+
     def timed_out(self) -> None:
         if not self.answered:
             self.answered = True
-            self.on_response(None, Errors.REQUEST_TIMED_OUT)
+            on_response, self.on_response = self.on_response, _answered
+            on_response(None, Errors.REQUEST_TIMED_OUT)
 
     def arrive(self) -> None:
         network = self.network
         broker = self.broker
+        call, self.call = self.call, _arrived  # a request arrives once (or is lost)
         # network._up(client, broker), written out: every request and response comes here
         if self.client.name in network.cut or broker is None:
             return
         broker_ = network.cluster.brokers[broker]
         if not broker_.alive:
             return
-        future = self.call(broker_.service)
+        future = call(broker_.service)
         future.add_done_callback(self.responded)
 
     def responded(self, future: CoordinatorFuture[Any]) -> None:
@@ -94,7 +101,16 @@ class _Exchange:
         if timeout is not _IN_LANE:
             timeout.cancel()
         self.timeout = None  # a timeout in a lane is dead from now on (see _timeout_live)
-        self.on_response(response, None)
+        on_response, self.on_response = self.on_response, _answered
+        on_response(response, None)
+
+
+def _arrived(service: GroupCoordinatorService) -> CoordinatorFuture[Any]:  # pragma: no cover
+    raise AssertionError("a request arrived twice")
+
+
+def _answered(response: Any, error: Errors | None) -> None:  # pragma: no cover
+    raise AssertionError("an exchange was answered twice")
 
 
 _IN_LANE: Any = object()  # an exchange's `timeout` while it waits in one of the network's lanes

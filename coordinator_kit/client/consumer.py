@@ -149,6 +149,10 @@ class Consumer:
         self._kafka_python = config.client_style == "kafka-python"
         self._poll_name = f"poll {self.name}"
         self._heartbeat_name = f"heartbeat {self.name}"
+        # The poll loop's and heartbeat thread's callbacks, bound once: a bound method made per
+        # timer would live in the scheduler's heap until the timer runs.
+        self._poll_callback = self._poll
+        self._heartbeat_callback = self._heartbeat_tick
         self._heartbeat_request: HeartbeatRequest | None = None
         # the sticky assignor's memory of the last assignment (Java's StickyAssignor keeps it
         # in the assignor: memberAssignment and generation)
@@ -327,7 +331,7 @@ class Consumer:
             else:
                 self._coordinator_poll()
                 self._consume()
-        self._poll_handle = scheduler.call_later(self.processing_ms or 1, self._poll,
+        self._poll_handle = scheduler.call_later(self.processing_ms or 1, self._poll_callback,
                                                  name=self._poll_name)
 
     def _coordinator_poll(self) -> None:
@@ -675,7 +679,7 @@ class Consumer:
                 due = interval
         if due <= now:
             due = now + max(config.retry_backoff_ms, 1)
-        self._hb_handle = self.scheduler.call_at(due, self._heartbeat_tick,
+        self._hb_handle = self.scheduler.call_at(due, self._heartbeat_callback,
                                                  name=self._heartbeat_name)
 
     def _heartbeat_tick(self) -> None:

@@ -35,9 +35,10 @@ WriteScheduler = Callable[[str, Callable[[Any], CoordinatorResult[Any]]], Coordi
 
 
 class _TimerTask:
-    """One scheduling of a key; a new one each time, so an expiry enqueued for an older one is
-    rejected (`tasks[key] is not task`). Its handle may be shared with earlier tasks of the
-    same key: rescheduling later moves the handle (`Scheduler.defer`) instead of replacing it."""
+    """One timer of a key, from when it is scheduled until it fires or is cancelled; a new one
+    after that, so an expiry enqueued for an older one is rejected (`tasks[key] is not task`).
+    Rescheduling it later while it is pending moves its handle (`Scheduler.defer`) and gives
+    it the new operation, instead of replacing both."""
 
     __slots__ = ("key", "handle", "cancelled", "operation", "retry", "retry_backoff_ms")
 
@@ -67,20 +68,22 @@ class EventBasedCoordinatorTimer:
 
     def schedule(self, key: str, delay_ms: int, retry: bool, operation: TimeoutOperation,
                  retry_backoff_ms: int = DEFAULT_RETRY_BACKOFF_MS) -> None:
-        task = _TimerTask(key, operation, retry, retry_backoff_ms)
         if self.log.trace.threshold <= _REGISTER_LEVEL:
             self.log.log("T-REGISTER", key=key, delay_ms=delay_ms)
         previous = self.tasks.get(key)
-        self.tasks[key] = task
         if previous is not None:
             # Later than the previous deadline (every heartbeat pushes a session timeout back):
             # the same handle moves, drawing the sequence number call_later would have drawn.
+            # Its task has not fired (its handle is pending), so no expiry holds it: it takes
+            # the new operation in place (the old one is freed at once, not seconds later).
             handle = previous.handle
-            if handle is not None and self.scheduler.defer(handle, delay_ms, task):
-                previous.cancelled = True
-                task.handle = handle
+            if handle is not None and self.scheduler.defer(handle, delay_ms):
+                previous.operation = operation
+                previous.retry = retry
+                previous.retry_backoff_ms = retry_backoff_ms
                 return
             previous.cancel()
+        task = self.tasks[key] = _TimerTask(key, operation, retry, retry_backoff_ms)
         task.handle = self.scheduler.call_later_deferrable(delay_ms, self._expired, task,
                                                            name=f"timer {key}")
 
