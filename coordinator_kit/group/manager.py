@@ -482,8 +482,11 @@ class GroupMetadataManager:
     # -- heartbeats and session expiry (spec §3.6, §3.8) ---------------------------------------
 
     def _schedule_heartbeat(self, group_id: str, member_id: str, timeout_ms: int) -> None:
-        self.timer.schedule(heartbeat_key(group_id, member_id), timeout_ms, False,
-                            lambda: self._expire_heartbeat(group_id, member_id))
+        key = heartbeat_key(group_id, member_id)
+        # a pending session timeout of this key already expires this member: push it back
+        if not self.timer.reschedule(key, timeout_ms):
+            self.timer.schedule(key, timeout_ms, False,
+                                lambda: self._expire_heartbeat(group_id, member_id))
 
     def _reschedule_heartbeat(self, group: ClassicGroup, member: ClassicGroupMember) -> None:
         self._schedule_heartbeat(group.group_id, member.member_id, member.session_timeout_ms)
@@ -540,9 +543,7 @@ class GroupMetadataManager:
         if group.state is E:
             return CoordinatorResult([], _HEARTBEAT_UNKNOWN_MEMBER)
         member = group.members[request.member_id]
-        self.timer.schedule(heartbeat_key(group.group_id, member.member_id),
-                            member.session_timeout_ms, False,
-                            lambda: self._expire_heartbeat(group.group_id, member.member_id))
+        self._schedule_heartbeat(group.group_id, member.member_id, member.session_timeout_ms)
         if group.state is P:
             return CoordinatorResult([], _HEARTBEAT_REBALANCING)
         return CoordinatorResult([], _HEARTBEAT_OK)

@@ -122,6 +122,21 @@ class EventBasedCoordinatorTimer:
             return
         future.add_done_callback(on_done)
 
+    def reschedule(self, key: str, delay_ms: int) -> bool:
+        """Push the pending timer of `key` back to `delay_ms` from now, keeping its operation:
+        what `schedule` does with an operation that does the same. False, changing nothing,
+        when there is no pending timer for `key` or it cannot move in place (an earlier
+        deadline); the caller then calls `schedule`. For a session timeout, rescheduled by
+        every heartbeat of its member, this makes no new operation (a closure and its cells)
+        that would outlive the next garbage collection."""
+        task = self.tasks.get(key)
+        if task is None or task.handle is None or not self.scheduler.defer(task.handle,
+                                                                           delay_ms):
+            return False
+        if self.log.trace.threshold <= _REGISTER_LEVEL:
+            self.log.log("T-REGISTER", key=key, delay_ms=delay_ms)
+        return True
+
     def schedule_if_absent(self, key: str, delay_ms: int, retry: bool,
                            operation: TimeoutOperation) -> None:
         if key not in self.tasks:
