@@ -154,6 +154,8 @@ class Consumer:
         self._poll_callback = self._poll
         self._heartbeat_callback = self._heartbeat_tick
         self._heartbeat_request: HeartbeatRequest | None = None
+        # (generation, request, call, on_response) of the heartbeats this generation sends
+        self._heartbeat_calls: tuple[Any, ...] | None = None
         # the sticky assignor's memory of the last assignment (Java's StickyAssignor keeps it
         # in the assignor: memberAssignment and generation)
         self._sticky_memory: StickyAssignorUserData | None = None
@@ -725,12 +727,16 @@ class Consumer:
             request = self._heartbeat_request = HeartbeatRequest(
                 self.config.group_id, sent.generation_id, sent.member_id,
                 self.config.group_instance_id)
+        calls = self._heartbeat_calls
+        if calls is None or calls[0] is not sent or calls[1] is not request:
+            # and the same two callables for the network (made once, not per heartbeat)
+            calls = self._heartbeat_calls = (
+                sent, request, lambda svc: svc.heartbeat(self.context, request),
+                lambda r, e: self._on_heartbeat(r, e, sent))
         if self.log.trace.threshold <= _HEARTBEAT_LINE_LEVEL:
             self._log("J-HB-SEND", {"generation": sent.generation_id, "member": sent.member_id,
                                     "node": self.node()}, sent=sent)
-        self.cluster.network.send(self, self.coordinator, "Heartbeat",
-                                  lambda svc: svc.heartbeat(self.context, request),
-                                  lambda r, e: self._on_heartbeat(r, e, sent),
+        self.cluster.network.send(self, self.coordinator, "Heartbeat", calls[2], calls[3],
                                   timeout_ms=self.config.request_timeout_ms,
                                   drop=self.drop_heartbeats)
 
