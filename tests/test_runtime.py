@@ -556,6 +556,38 @@ def test_rescheduling_a_key_replaces_the_timer_and_cancel_stops_it():
     assert len(sb.trace.of_kind("timer_fired")) == 1
 
 
+def test_rescheduling_later_moves_the_pending_timer_and_runs_the_latest_operation():
+    """§1.10: scheduling a key again replaces its timer. A later deadline moves the pending
+    handle (one heap entry per key, `Scheduler.defer`); `reschedule` keeps the operation; an
+    earlier deadline, or a timer that already fired, gets a new handle."""
+    sb = loaded()
+    rt, tp = sb.leader(), sb.tp()
+    timer = rt.context(tp).timer
+    ran = []
+    timer.schedule("k", 100, False, lambda: ran.append("first") or CoordinatorResult([]))
+    handle = timer.tasks["k"].handle
+    sb.run_for(50)
+    timer.schedule("k", 100, False, lambda: ran.append("second") or CoordinatorResult([]))
+    assert timer.tasks["k"].handle is handle and timer.deadline("k") == sb.scheduler.now + 100
+    sb.run_for(60)  # past the first deadline: the stale entry moves on, nothing runs
+    assert ran == [] and timer.is_scheduled("k")
+    assert timer.reschedule("k", 100) and timer.tasks["k"].handle is handle
+    assert not timer.reschedule("missing", 100)
+    assert not timer.reschedule("k", 10)  # earlier: changes nothing, the caller schedules
+    assert timer.deadline("k") == sb.scheduler.now + 100
+    sb.run_for(99)
+    assert ran == []
+    sb.run_for(20)
+    assert ran == ["second"] and not timer.is_scheduled("k") and handle.done
+    timer.schedule("k", 100, False, lambda: ran.append("third") or CoordinatorResult([]))
+    assert timer.tasks["k"].handle is not handle  # it fired: a new handle
+    timer.schedule("k", 10, False, lambda: ran.append("fourth") or CoordinatorResult([]))
+    sb.run_for(200)
+    assert ran == ["second", "fourth"]
+    assert sum("Registering timer k with delay of 100ms." in ln
+               for ln in sb.log_lines("DEBUG")) == 4
+
+
 def test_timer_cancelled_after_it_fired_is_rejected_when_its_event_runs():
     sb = loaded()
     rt, tp = sb.leader(), sb.tp()
