@@ -528,6 +528,7 @@ class Scheduler:
                 if limit is not None and head.when > limit:
                     return None
                 heapq.heappop(heap)
+                head.done = True  # under the lock, as in run_until
                 if head.when > self._now:  # max(now, when): time never goes backwards
                     self._now = head.when
                 return head
@@ -643,7 +644,9 @@ class Scheduler:
                 heappop(heap)
                 if entry[0] > self._now:  # max(now, when): time never goes backwards
                     self._now = entry[0]
-            handle.done = True
+                # done under the lock: a `defer` or `cancel` from another thread from now on
+                # sees that the callback runs (a deferred timer then gets a new handle)
+                handle.done = True
             callback, args = handle._callback, handle._args
             handle._callback = _never_called
             handle._args = ()
