@@ -76,11 +76,14 @@ class EventBasedCoordinatorTimer:
             # the same handle moves, drawing the sequence number call_later would have drawn.
             # Its task has not fired (its handle is pending), so no expiry holds it: it takes
             # the new operation in place (the old one is freed at once, not seconds later).
+            # (Given before the move: with a threaded processor the timer may run as soon as
+            # it moved. If it cannot move, the task is cancelled and replaced below, and an
+            # expiry it already fired is rejected.)
+            previous.operation = operation
+            previous.retry = retry
+            previous.retry_backoff_ms = retry_backoff_ms
             handle = previous.handle
             if handle is not None and self.scheduler.defer(handle, delay_ms):
-                previous.operation = operation
-                previous.retry = retry
-                previous.retry_backoff_ms = retry_backoff_ms
                 return
             previous.cancel()
         task = self.tasks[key] = _TimerTask(key, operation, retry, retry_backoff_ms)
@@ -88,7 +91,8 @@ class EventBasedCoordinatorTimer:
                                                            name=f"timer {key}")
 
     def _expired(self, task: _TimerTask) -> None:
-        key, operation, retry = task.key, task.operation, task.retry
+        key, operation, retry, backoff = (task.key, task.operation, task.retry,
+                                          task.retry_backoff_ms)
         name = f"Timeout(tp={self.tp}, key={key})"
 
         def run(_shard: Any) -> CoordinatorResult[Any]:
@@ -110,7 +114,7 @@ class EventBasedCoordinatorTimer:
                 self.log.log("T-INACTIVE", name=name, key=key, error=exc.detail)
             elif retry:
                 self.log.log("T-RETRY", name=name, key=key, error=_message(exc))
-                self.schedule(key, task.retry_backoff_ms, True, operation, task.retry_backoff_ms)
+                self.schedule(key, backoff, True, operation, backoff)
             else:
                 self.log.log("T-DROP", name=name, key=key, error=_message(exc))
 
