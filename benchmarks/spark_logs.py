@@ -78,6 +78,31 @@ after, busy machine (load 1.7 at the start, 4-5 during): Python 58.16 s / 45.1 C
 Spark 38.03 s / 65.6 CPU s, 1.15x (MET; first cold run 44.93 s, start-up 4.5 s). Spark's CPU
 per byte fell from 2.13x Python's to 1.5-1.8x; the 1.2x margin needs it nearer 1.5x, and
 Spark only wins while it gets both cores.
+
+Second round (driver CPU seconds of one expression over the 200 MB input's lines or messages,
+microbenchmarks in one session, interleaved, 3 rounds; "nothing" = the same query without the
+expression):
+
+* Control characters: `rlike` of the class finds nothing on a clean line only after trying the
+  class at every position (1.8-2.3 CPU s, nothing 0.6-0.9). Now the test is turned round: a
+  clean line matches `^[^controls]*\\z` at position 0 in one greedy run (1.5-1.6 CPU s): about
+  0.5 CPU s less per 200 MB (~3% of the parse). Same lines quarantined (exact negation).
+* Template stage, measured and left: `regexp_extract(msg, combined)` costs ~2.9 CPU s, the same
+  regex as an atomic `rlike` ~2.2 (so the 31.5 KB `equals` and the extraction are ~0.7-0.9 of
+  it) and the bucket's `regexp_replace` ~1.5-3. An exact dispatch without the big
+  `regexp_extract`: guess the bucket from a cheap key, check it with
+  `rlike("(?s)^(?>" + the combined alternation + ")" + that bucket's code)` (the atomic group
+  commits to the combined regex's first match, so this is true exactly when the combined regex
+  would give that bucket; compiled once, no `equals`), fall back to `regexp_extract` when
+  wrong. The buckets are cut in priority order and mix first words: the first word after the
+  LogContext prefix guesses right on 68% of the generated messages, the first two words on
+  88%, and a wrong guess costs a second pass, so it would save 0.2-0.5 CPU s per 200 MB at
+  most. Worth doing only with buckets regrouped by their first words (the Classifier allows
+  any membership that keeps the relative order, but `_alt_index` assumes contiguous buckets).
+* 1 GiB, `--no-write`, after this round, on a very busy machine (load 17.4 at the start, 4.7
+  at the end; another helper's CPU-heavy benchmarks): Python 43.55 s / 43.5 CPU s, Spark 47.98
+  s / 92.5 CPU s, 0.91x (MISS; first cold run; round 2 took 86.43 s). CPU seconds inflate
+  under that contention too: this run says little about the change, the microbenchmarks do.
 """
 
 from __future__ import annotations
