@@ -34,8 +34,9 @@ per CPU s (~1.2x; 799-875x -> 980-1,090x per wall s), so the target (1,000x per 
 on two runs of three at this load and missed by 2% on the third; ~8,400 -> ~8,080 Python calls
 per virtual s (34.7 -> 33.4 calls per event), 242 scheduler events per virtual s before and
 after. Machine-independent, under valgrind (instructions per virtual s, 60 s after Stable, the
-same seed and PYTHONHASHSEED): 12.70M -> 10.93M (-14%), of which the garbage collector 0.88M ->
-0.48M. Young-generation collections per 100 virtual s: 104 -> 73 (full ones 1.0 -> 0.7); over
+same seed and PYTHONHASHSEED): 12.70M -> 10.93M (-14%), of which the garbage collector 0.99M ->
+0.48M (the rest 11.71M -> 10.45M). Three more pairs later, with the other job at load 3-4.5:
+753-833x -> 842-1,001x per CPU s, 700-815x -> 777-979x per wall s (missed at that load). Young-generation collections per 100 virtual s: 104 -> 73 (full ones 1.0 -> 0.7); over
 the measured hour the collector took 0.63 of 4.35 CPU s before and 0.38 of 3.52 after. A
 1,000-member group reaches Stable in 0.29-0.35 CPU s (6 virtual s) before and after. Changes,
 all with byte-identical DEBUG and INFO traces on 54 saved runs (every named scenario x 2 seeds,
