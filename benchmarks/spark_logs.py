@@ -103,6 +103,9 @@ expression):
   at the end; another helper's CPU-heavy benchmarks): Python 43.55 s / 43.5 CPU s, Spark 47.98
   s / 92.5 CPU s, 0.91x (MISS; first cold run; round 2 took 86.43 s). CPU seconds inflate
   under that contention too: this run says little about the change, the microbenchmarks do.
+  Again at load 2.7 (4.9 at the end): Python 45.85 s / 45.4 CPU s, Spark 83.60 s / 76.6 CPU s,
+  0.55x (MISS): Spark got about one core (76.6 CPU s in 83.6 s); its CPU per byte was 1.69x
+  Python's (1.51x in the calm run above). The target still needs both cores free.
 """
 
 from __future__ import annotations
