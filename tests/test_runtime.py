@@ -341,6 +341,45 @@ def test_handler_error_fails_at_once_without_records():
     assert rt.context(tp).coordinator.last_written_offset == 0
 
 
+def test_on_error_answers_a_failed_write_instead_of_failing_its_future():
+    """Spec §1.16: the service chains `.exceptionally(...)` on a write to turn a failure into an
+    error response; `on_error` does that on the write's own future. A handler error, a timeout
+    (§1.5 step 3) and an unload all complete the future with the mapped value, at the moment
+    the plain write fails; a write that succeeds is not touched."""
+    sb = loaded(write_timeout_ms=5000)
+    rt, tp = sb.leader(), sb.tp()
+
+    def boom(shard):
+        raise Errors.ILLEGAL_GENERATION.exception()
+
+    def answer(exc):
+        return f"answered {exc.error.name}"
+
+    plain = rt.schedule_write_operation("boom", tp, boom)
+    mapped = rt.schedule_write_operation("boom", tp, boom, on_error=answer)
+    ok = rt.schedule_write_operation("ok", tp, lambda shard: shard.put("k", "v"),
+                                     on_error=answer)
+    sb.run_for(20)
+    assert error_of(plain) is Errors.ILLEGAL_GENERATION
+    assert mapped.exception() is None and mapped.result() == "answered ILLEGAL_GENERATION"
+    assert ok.result() == "k=v"
+
+    stall_followers(sb)
+    timed_out = rt.schedule_write_operation("slow", tp, lambda shard: shard.put("a", "1"),
+                                            on_error=answer)
+    sb.run_for(4999)
+    assert not timed_out.done()
+    sb.run_for(1)
+    assert timed_out.result() == "answered REQUEST_TIMED_OUT"
+
+    parked = rt.schedule_write_operation("parked", tp, lambda shard: shard.put("b", "2"),
+                                         on_error=answer)
+    sb.run_for(1)
+    rt.schedule_unload_operation(tp, rt.context(tp).epoch + 1)
+    sb.run_for(1)
+    assert parked.result() == "answered NOT_COORDINATOR"
+
+
 def test_operation_returning_no_coordinator_result_fails_its_write_with_a_clear_error():
     """A write operation must return a CoordinatorResult (§1.5 step 1): anything else fails
     that write's future with a TypeError naming the write, and the runtime goes on."""

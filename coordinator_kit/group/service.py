@@ -29,6 +29,21 @@ __all__ = ["GroupCoordinatorService", "BrokerResponse", "java_string_hashcode", 
 T = TypeVar("T")
 
 
+def _failure(on_error: Callable[[Errors], T]) -> Callable[[BaseException], T]:
+    """What a failed write answers: `on_error` of the error code the failure maps to."""
+    return lambda exc: on_error(handle_operation_exception(exc))
+
+
+def _heartbeat_error(e: Errors) -> HeartbeatResponse:
+    # A heartbeat that reaches a loading coordinator is answered NONE (spec §1.14).
+    return HeartbeatResponse(Errors.NONE if e is Errors.COORDINATOR_LOAD_IN_PROGRESS else e)
+
+
+# the failure mappings of the error builders that capture nothing, made once
+_FAILURES: dict[Any, Callable[[BaseException], Any]] = {
+    on_error: _failure(on_error) for on_error in (_heartbeat_error, LeaveGroupResponse)}
+
+
 def java_string_hashcode(text: str) -> int:
     """Java's `String.hashCode()` (31-based over UTF-16 code units, wrapping at 32 bits)."""
     data = text.encode("utf-16-be")
@@ -157,22 +172,15 @@ class GroupCoordinatorService:
 
     def _write(self, name: str, group_id: str, op: Callable[[GroupCoordinatorShard], Any],
                on_error: Callable[[Errors], T]) -> CoordinatorFuture[T]:
-        """Schedule a write whose own future carries the response; map failures."""
-        out: CoordinatorFuture[T] = CoordinatorFuture(name)
+        """Schedule a write whose own future carries the response; a failure completes it
+        with `on_error` of the failure's error code (the write's future itself: no second
+        future, callback or closure per request)."""
         try:
-            inner = self.runtime.schedule_write_operation(
-                name, self.partition_for(group_id), op, self.config.offsets_commit_timeout_ms)
+            return self.runtime.schedule_write_operation(
+                name, self.partition_for(group_id), op, self.config.offsets_commit_timeout_ms,
+                on_error=_FAILURES.get(on_error) or _failure(on_error))
         except KafkaError as exc:
-            return self._failed(out, on_error(handle_operation_exception(exc)))
-
-        def done(f: CoordinatorFuture[T]) -> None:
-            exc = f.exception()
-            if exc is None:
-                out.complete(f.result())
-            else:
-                out.complete(on_error(handle_operation_exception(exc)))
-        inner.add_done_callback(done)
-        return out
+            return self._failed(CoordinatorFuture(name), on_error(handle_operation_exception(exc)))
 
     def _write_with_response(self, name: str, group_id: str,
                              op: Callable[[GroupCoordinatorShard, CoordinatorFuture[T]], Any],
@@ -250,15 +258,10 @@ class GroupCoordinatorService:
                                   HeartbeatResponse(bad))
             return future if watch is None else watch.attach(future)
 
-        def error(e: Errors) -> HeartbeatResponse:
-            # A heartbeat that reaches a loading coordinator is answered NONE (spec §1.14).
-            return HeartbeatResponse(Errors.NONE if e is Errors.COORDINATOR_LOAD_IN_PROGRESS
-                                     else e)
-
         def op(shard: GroupCoordinatorShard) -> Any:
             return shard.classic_group_heartbeat(ctx, request)
         future = self._write("classic-group-heartbeat", request.group_id,
-                             op if watch is None else watch.wrap(op), error)
+                             op if watch is None else watch.wrap(op), _heartbeat_error)
         return future if watch is None else watch.attach(future)
 
     def leave_group(self, ctx: RequestContext, request: LeaveGroupRequest

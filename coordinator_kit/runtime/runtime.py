@@ -606,7 +606,7 @@ def _timeout_name(event: _WriteEvent[Any]) -> str:
 
 class _WriteEvent(Generic[T]):
     __slots__ = ("runtime", "key", "name", "op", "future", "timeout_ms", "response",
-                 "append_future", "records", "_timeout")
+                 "append_future", "records", "_timeout", "on_error")
 
     def __init__(self, runtime: CoordinatorRuntime[Any], name: str, tp: TopicPartition,
                  op: Callable[[Any], CoordinatorResult[T]], timeout_ms: int) -> None:
@@ -623,6 +623,8 @@ class _WriteEvent(Generic[T]):
         self.append_future: CoordinatorFuture[None] | None = None
         self.records: int | None = None
         self._timeout: Any = None  # None, _IN_LANE or a TimerHandle
+        # what a failure completes the future with (see schedule_write_operation), or None
+        self.on_error: Callable[[BaseException], T] | None = None
 
     @property
     def result(self) -> _Appended | None:
@@ -689,7 +691,10 @@ class _WriteEvent(Generic[T]):
         else:
             if self.records is not None and self.append_future is not None:
                 self.append_future.complete_exceptionally(exc)
-            self.future.complete_exceptionally(exc)
+            if self.on_error is None:
+                self.future.complete_exceptionally(exc)
+            else:
+                self.future.complete(self.on_error(exc))
         # A completed write lets go of its result (response, append future): the timeout
         # lane may hold the event itself a while longer, until it drops completed timeouts.
         self.records = self.response = self.append_future = None
@@ -882,8 +887,15 @@ class CoordinatorRuntime(Generic[S]):
 
     def schedule_write_operation(self, name: str, tp: TopicPartition,
                                  op: Callable[[S], CoordinatorResult[T]],
-                                 timeout_ms: int | None = None) -> CoordinatorFuture[T]:
-        """Run `op(shard)` as a write; the future completes when its records commit."""
+                                 timeout_ms: int | None = None, *,
+                                 on_error: Callable[[BaseException], T] | None = None
+                                 ) -> CoordinatorFuture[T]:
+        """Run `op(shard)` as a write; the future completes when its records commit.
+
+        With `on_error`, a failed write completes its future with `on_error(exc)` instead of
+        failing it: Kafka's `scheduleWriteOperation(...).exceptionally(...)`, as the group
+        coordinator service chains it to turn a failure into an error response, without a
+        second future per request."""
         if not self._running:  # _throw_if_not_running()
             raise Errors.NOT_COORDINATOR.exception()
         # self._schedule_write(name, tp, op, timeout_ms), written out: this runs for every write
@@ -891,6 +903,8 @@ class CoordinatorRuntime(Generic[S]):
             self.log.log("R-SCHED-WRITE", name=name)
         event = _WriteEvent(self, name, tp, op,
                             self._write_timeout_ms if timeout_ms is None else timeout_ms)
+        if on_error is not None:
+            event.on_error = on_error
         try:
             self.processor.enqueue_last(event)
         except RejectedExecutionError:
