@@ -39,6 +39,11 @@ EMPTY_RESULT: CoordinatorResult[Any] = CoordinatorResult([])
 _HEARTBEAT_OK = HeartbeatResponse(Errors.NONE)
 _HEARTBEAT_REBALANCING = HeartbeatResponse(Errors.REBALANCE_IN_PROGRESS)
 _HEARTBEAT_UNKNOWN_MEMBER = HeartbeatResponse(Errors.UNKNOWN_MEMBER_ID)
+# A heartbeat writes no records, so its result is one of three, made once (as EMPTY_RESULT;
+# the runtime only reads a result).
+_HEARTBEAT_OK_RESULT = CoordinatorResult([], _HEARTBEAT_OK)
+_HEARTBEAT_REBALANCING_RESULT = CoordinatorResult([], _HEARTBEAT_REBALANCING)
+_HEARTBEAT_UNKNOWN_MEMBER_RESULT = CoordinatorResult([], _HEARTBEAT_UNKNOWN_MEMBER)
 
 
 def heartbeat_key(group_id: str, member_id: str) -> str:
@@ -535,18 +540,26 @@ class GroupMetadataManager:
             raise Errors.UNKNOWN_MEMBER_ID.exception(f"Group {request.group_id} not found.")
         if group.state is D:
             raise Errors.COORDINATOR_NOT_AVAILABLE.exception()
-        self._validate_member(group, request.member_id, request.group_instance_id, "heartbeat")
+        member = group.members.get(request.member_id)
+        if member is None or request.group_instance_id is not None:
+            # only a dynamic member the group knows skips this (nothing to refuse or log)
+            self._validate_member(group, request.member_id, request.group_instance_id,
+                                  "heartbeat")
         if request.generation_id != group.generation_id:
             raise Errors.ILLEGAL_GENERATION.exception(
                 f"The request generation id {request.generation_id} is not equal to the group "
                 f"generation id {group.generation_id}.")
         if group.state is E:
-            return CoordinatorResult([], _HEARTBEAT_UNKNOWN_MEMBER)
+            return _HEARTBEAT_UNKNOWN_MEMBER_RESULT
         member = group.members[request.member_id]
-        self._schedule_heartbeat(group.group_id, member.member_id, member.session_timeout_ms)
+        # self._schedule_heartbeat(...), written out for the usual case: push the member's
+        # pending session timeout back
+        if not self.timer.reschedule(f"heartbeat-{group.group_id}-{member.member_id}",
+                                     member.session_timeout_ms):
+            self._schedule_heartbeat(group.group_id, member.member_id, member.session_timeout_ms)
         if group.state is P:
-            return CoordinatorResult([], _HEARTBEAT_REBALANCING)
-        return CoordinatorResult([], _HEARTBEAT_OK)
+            return _HEARTBEAT_REBALANCING_RESULT
+        return _HEARTBEAT_OK_RESULT
 
     # -- SyncGroup (spec §3.5) -----------------------------------------------------------------
 

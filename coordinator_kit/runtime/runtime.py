@@ -697,7 +697,7 @@ class _WriteEvent(Generic[T]):
                 self.future.complete(self.on_error(exc))
         # A completed write lets go of its result (response, append future): the timeout
         # lane may hold the event itself a while longer, until it drops completed timeouts.
-        self.records = self.response = self.append_future = None
+        self.records = self.response = self.append_future = self.on_error = None
         timeout = self._timeout
         if timeout is not None:
             if timeout is not _IN_LANE:
