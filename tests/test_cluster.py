@@ -151,6 +151,23 @@ def test_offset_commits_keep_a_member_alive_without_heartbeats():
     assert len(cluster.group()["members"]) == 2
 
 
+def test_a_request_timeout_cancelled_from_pending_leaves_its_answer_deliverable():
+    """A learner (or the panel) may cancel any pending timer, a request's timeout included:
+    the answer still arrives and is handled, and nothing times out."""
+    cluster = Cluster(topics={"events": 2})
+    cluster.add_consumer("c1", topics=("events",))
+    cluster.run_until(lambda: cluster.consumer("c1").state is MemberState.STABLE)
+    sched = cluster.scheduler
+    sched.run_until(lambda: any(h.name == "Heartbeat timeout c1" for h in sched.pending()))
+    timeout = next(h for h in sched.pending() if h.name == "Heartbeat timeout c1")
+    received = cluster.consumer("c1").last_heartbeat_received
+    assert timeout.cancel()
+    cluster.run_for(100)
+    assert cluster.consumer("c1").last_heartbeat_received > received
+    assert not any(h.name == "Heartbeat timeout c1" for h in sched.pending())
+    assert cluster.consumer("c1").state is MemberState.STABLE
+
+
 def test_cut_off_consumer_rejoins_after_the_network_heals():
     """A JoinGroup lost in a partition waits for its request timeout, which the client
     stretches to max.poll.interval.ms + 5 s; a short poll interval keeps the test short."""

@@ -814,7 +814,10 @@ class Consumer:
 
     def _consumed_offsets(self) -> dict[TopicPartition, int]:
         owned = self.owned
-        return {tp: pos for tp, pos in sorted(self.positions.items(), key=_by_partition)
+        positions = self.positions
+        if len(positions) == 1:  # one partition (a member of a big group): nothing to sort
+            return {tp: pos for tp, pos in positions.items() if tp in owned}
+        return {tp: pos for tp, pos in sorted(positions.items(), key=_by_partition)
                 if tp in owned}
 
     def _maybe_auto_commit(self) -> None:

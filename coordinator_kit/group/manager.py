@@ -496,6 +496,13 @@ class GroupMetadataManager:
     def _reschedule_heartbeat(self, group: ClassicGroup, member: ClassicGroupMember) -> None:
         self._schedule_heartbeat(group.group_id, member.member_id, member.session_timeout_ms)
 
+    def push_back_session(self, group: ClassicGroup, member: ClassicGroupMember) -> None:
+        """`_reschedule_heartbeat` for a member of a group at hand (a heartbeat or a commit):
+        its pending session timeout moves in place, or a new one is scheduled."""
+        if not self.timer.reschedule(f"heartbeat-{group.group_id}-{member.member_id}",
+                                     member.session_timeout_ms):
+            self._schedule_heartbeat(group.group_id, member.member_id, member.session_timeout_ms)
+
     def reschedule_member_heartbeat(self, group_id: str, member_id: str) -> None:
         group = self.groups.get(group_id)
         if group is not None and group.has_member(member_id):
@@ -552,11 +559,7 @@ class GroupMetadataManager:
         if group.state is E:
             return _HEARTBEAT_UNKNOWN_MEMBER_RESULT
         member = group.members[request.member_id]
-        # self._schedule_heartbeat(...), written out for the usual case: push the member's
-        # pending session timeout back
-        if not self.timer.reschedule(f"heartbeat-{group.group_id}-{member.member_id}",
-                                     member.session_timeout_ms):
-            self._schedule_heartbeat(group.group_id, member.member_id, member.session_timeout_ms)
+        self.push_back_session(group, member)
         if group.state is P:
             return _HEARTBEAT_REBALANCING_RESULT
         return _HEARTBEAT_OK_RESULT

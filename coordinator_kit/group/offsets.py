@@ -81,9 +81,13 @@ class OffsetMetadataManager:
                 request.group_id, topic, partition, data.offset,
                 None if data.leader_epoch < 0 else data.leader_epoch, metadata, now, expire))
             errors[(topic, partition)] = _NONE
-        if group is not None and request.member_id and group.has_member(request.member_id) and \
+        if group is not None and request.member_id and \
                 group.state in _G_STABLE_OR_PREPARING:
-            self.groups.reschedule_member_heartbeat(group.group_id, request.member_id)
+            member = group.members.get(request.member_id)
+            if member is not None:
+                # a classic member's commit also pushes its session timeout back, as Kafka's
+                # commitOffset does (groups.reschedule_member_heartbeat, written out)
+                self.groups.push_back_session(group, member)
         return CoordinatorResult(records, OffsetCommitResponse(errors))
 
     def _validate_commit(self, request: OffsetCommitRequest) -> ClassicGroup | None:
