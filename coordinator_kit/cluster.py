@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .client.config import ConsumerConfig
-from .client.consumer import Consumer
+from .client.consumer import Consumer, HeartbeatWakeups
 from .clock import Scheduler, TimerLane
 from .errors import Errors
 from .group.config import GroupCoordinatorConfig
@@ -255,6 +255,8 @@ class Cluster:
                     config, seed, b), serde=serde, config=runtime_config, seed=seed + b)
             self.brokers[b] = Broker(b, runtime, GroupCoordinatorService(b, runtime, config))
         self.network = Network(self, network_latency_ms)
+        # where consumers arm the heartbeat thread's wake-up while a heartbeat is in flight
+        self.heartbeat_wakeups = HeartbeatWakeups(self.scheduler)
         self.consumer_defaults = dict(consumer_defaults or {})
         ConsumerConfig.of(group_id="check", **self.consumer_defaults)  # refuses a bad one now
         self._group_partitions: dict[str, TopicPartition] = {}  # the hash walks the whole id

@@ -168,6 +168,55 @@ def test_a_request_timeout_cancelled_from_pending_leaves_its_answer_deliverable(
     assert cluster.consumer("c1").state is MemberState.STABLE
 
 
+def test_in_flight_heartbeat_wakeup_is_pending_like_a_timer_and_cancelled_by_the_answer():
+    """client-coordinator.md (heartbeat thread): while a heartbeat is in flight the thread
+    sleeps until the session or poll deadline. That wake-up (kept in the cluster's
+    HeartbeatWakeups lane) shows in `pending()` under the thread's name at that deadline,
+    the answer cancels it, and one cancelled from `pending()` never runs."""
+    cluster = Cluster(topics={"events": 2})
+    cluster.add_consumer("c1", topics=("events",))
+    cluster.run_until(lambda: cluster.consumer("c1").state is MemberState.STABLE)
+    c1, sched = cluster.consumer("c1"), cluster.scheduler
+    sched.run_until(lambda: c1.inflight.heartbeat)
+    wakeups = [h for h in sched.pending() if h.name == "heartbeat c1"]
+    assert [h.when for h in wakeups] == [
+        min(c1.last_poll + c1.config.max_poll_interval_ms,
+            c1.last_heartbeat_received + c1.config.session_timeout_ms) + 1]
+    sched.run_until(lambda: not c1.inflight.heartbeat)
+    assert [h.when for h in sched.pending() if h.name == "heartbeat c1"] == [
+        c1.last_heartbeat_sent + c1.config.heartbeat_interval_ms]
+    # cancel the in-flight wake-up from pending() and drop the answer: the thread stays
+    # asleep until the request times out (nothing else wakes it)
+    cluster.drop_heartbeats("c1")
+    sched.run_until(lambda: c1.inflight.heartbeat)
+    assert next(h for h in sched.pending() if h.name == "heartbeat c1").cancel()
+    sent = c1.last_heartbeat_sent
+    cluster.run_for(c1.config.request_timeout_ms - 1)
+    assert c1.last_heartbeat_sent == sent and c1.inflight.heartbeat
+    assert not any(h.name == "heartbeat c1" for h in sched.pending())
+
+
+def test_heartbeat_wakeups_refuse_a_deadline_before_their_last_and_run_in_order():
+    """The lane keeps `call_at`'s order: a wake-up due before the last one armed is refused
+    (the consumer then uses `call_at`), a cancelled one never runs, the others run in order."""
+    cluster = Cluster(topics={"events": 2})
+    for name in ("c1", "c2", "c3"):
+        cluster.add_consumer(name, topics=("events",))
+    c1, c2, c3 = (cluster.consumer(n) for n in ("c1", "c2", "c3"))
+    wakeups, ran = cluster.heartbeat_wakeups, []
+    for c in (c1, c2, c3):
+        c._heartbeat_tick = lambda c=c: ran.append((c.name, cluster.scheduler.now))
+    start = cluster.scheduler.now
+    first, second = wakeups.arm(c1, 100), wakeups.arm(c2, 200)
+    assert first and second and wakeups.arm(c3, 150) == 0  # before the last: refused
+    third = wakeups.arm(c3, 300)
+    wakeups.cancel(second)
+    assert wakeups.pending(first) and not wakeups.pending(second)
+    cluster.scheduler.run_until(start + 300)
+    assert ran == [("c1", start + 100), ("c3", start + 300)]
+    assert not wakeups.pending(first) and not wakeups.pending(third)
+
+
 def test_cut_off_consumer_rejoins_after_the_network_heals():
     """A JoinGroup lost in a partition waits for its request timeout, which the client
     stretches to max.poll.interval.ms + 5 s; a short poll interval keeps the test short."""

@@ -17,11 +17,13 @@ cut off from the network.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..assignors import RebalanceProtocol, Subscription, select_protocol
+from ..clock import Scheduler, TimerLane
 from ..errors import Errors
 from ..group.api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
                          JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
@@ -41,7 +43,7 @@ from .styles import kafka_python_log
 if TYPE_CHECKING:
     from ..cluster import Cluster
 
-__all__ = ["Consumer", "ListenerCall"]
+__all__ = ["Consumer", "HeartbeatWakeups", "ListenerCall"]
 
 # Both clients write their heartbeat lines (sent, answered) at DEBUG: below the trace's level
 # the consumer does not build their fields at all (two lines per heartbeat on the hot path).
@@ -83,6 +85,50 @@ def _check_int(what: str, value: Any) -> None:
 
 def _join_tps(tps: Any) -> str:
     return ", ".join(str(tp) for tp in sorted(tps))
+
+
+class HeartbeatWakeups:
+    """Where a cluster's consumers arm the heartbeat thread's wake-up while a heartbeat is in
+    flight: at the session or poll deadline, unless the answer comes first, which it nearly
+    always does, cancelling the wake-up.
+
+    As a `TimerHandle`, each cancelled wake-up would sit in the scheduler's heap until its
+    deadline, ~40 s after the answer (a hundred members heartbeating leave thousands), and
+    every push, pop and garbage collection would walk past it. Here a wake-up is a number in
+    a `TimerLane` (same firing order as `call_at`, cancelling touches no heap) and two dicts;
+    an int is no object the garbage collector tracks, so a burst of heartbeats leaves nothing
+    for it to walk."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self._armed: dict[int, Consumer] = {}  # wake-ups that still stand; live(n) in C
+        self._owners: dict[int, Consumer] = {}  # wake-ups armed and not yet run or cancelled
+        self._numbers = itertools.count(1)
+        self.lane = TimerLane(scheduler, self._fire, self._armed.__contains__,
+                              self._armed.pop, self._name)
+
+    def arm(self, consumer: Consumer, delay_ms: int) -> int:
+        """Wake `consumer`'s heartbeat thread after `delay_ms`; its number, or 0 when the lane
+        refuses (a deadline before the lane's last one: the caller uses `call_at`)."""
+        n = next(self._numbers)
+        if not self.lane.arm(delay_ms, n):
+            return 0
+        self._armed[n] = self._owners[n] = consumer
+        return n
+
+    def cancel(self, n: int) -> None:
+        self._armed.pop(n, None)
+        self._owners.pop(n, None)
+
+    def pending(self, n: int) -> bool:
+        return n in self._armed
+
+    def _fire(self, n: int) -> None:
+        consumer = self._owners.pop(n)
+        consumer._hb_wakeup = 0
+        consumer._heartbeat_tick()
+
+    def _name(self, n: int) -> str:
+        return self._owners[n]._heartbeat_name
 
 
 @dataclass
@@ -153,6 +199,10 @@ class Consumer:
         # timer would live in the scheduler's heap until the timer runs.
         self._poll_callback = self._poll
         self._heartbeat_callback = self._heartbeat_tick
+        # the heartbeat thread's next wake-up: a TimerHandle, or the number of an in-flight
+        # wake-up in the cluster's HeartbeatWakeups (0: none)
+        self._wakeups: HeartbeatWakeups | None = getattr(cluster, "heartbeat_wakeups", None)
+        self._hb_wakeup = 0
         self._heartbeat_request: HeartbeatRequest | None = None
         # (generation, request, call, on_response) of the heartbeats this generation sends
         self._heartbeat_calls: tuple[Any, ...] | None = None
@@ -244,6 +294,9 @@ class Consumer:
             if h is not None:
                 h.cancel()
         self._hb_handle = self._poll_handle = None
+        if self._hb_wakeup:
+            self._wakeups.cancel(self._hb_wakeup)  # type: ignore[union-attr]
+            self._hb_wakeup = 0
 
     def _require_alive(self, what: str) -> None:
         if self.crashed:
@@ -669,18 +722,29 @@ class Consumer:
         it waits `retry.backoff.ms`, as the Java thread does, so virtual time always moves)."""
         if self._hb_handle is not None:
             self._hb_handle.cancel()
+            self._hb_handle = None
+        if self._hb_wakeup:
+            self._wakeups.cancel(self._hb_wakeup)  # type: ignore[union-attr]
+            self._hb_wakeup = 0
         config = self.config
         now = self.scheduler._now
         due = self.last_poll + config.max_poll_interval_ms + 1
         session = self.last_heartbeat_received + config.session_timeout_ms + 1
         if session < due:
             due = session
-        if not self.inflight.heartbeat:
+        in_flight = self.inflight.heartbeat
+        if not in_flight:
             interval = self.last_heartbeat_sent + config.heartbeat_interval_ms
             if interval < due:
                 due = interval
         if due <= now:
             due = now + max(config.retry_backoff_ms, 1)
+        if in_flight and self._wakeups is not None:
+            # the deadline while the heartbeat is in flight (see HeartbeatWakeups), unless it
+            # falls before the last one armed there (then call_at, as below)
+            self._hb_wakeup = self._wakeups.arm(self, due - now)
+            if self._hb_wakeup:
+                return
         self._hb_handle = self.scheduler.call_at(due, self._heartbeat_callback,
                                                  name=self._heartbeat_name)
 
@@ -754,10 +818,11 @@ class Consumer:
         else:
             self._handle_heartbeat_response(response, net_error, sent)
         handle = self._hb_handle
-        if handle is None or handle.done or handle.cancelled:
-            self._arm_heartbeat_later()
-        else:
+        if (self._hb_wakeup and self._wakeups.pending(self._hb_wakeup)) or \
+                not (handle is None or handle.done or handle.cancelled):  # a wake-up pending
             self._arm_heartbeat()
+        else:
+            self._arm_heartbeat_later()
 
     def _handle_heartbeat_response(self, response: HeartbeatResponse | None,
                                    net_error: Errors | None, sent: Generation) -> None:
