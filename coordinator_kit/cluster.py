@@ -45,7 +45,7 @@ class _Exchange:
     """One request on the network and its answer (or its timeout): the state `send` keeps."""
 
     __slots__ = ("network", "client", "broker", "api", "call", "on_response", "answered",
-                 "timeout", "response_name")
+                 "timeout", "response_name", "response")
 
     def __init__(self, network: Network, client: Consumer, broker: int | None, api: str,
                  call: Callable[[GroupCoordinatorService], CoordinatorFuture[Any]],
@@ -59,6 +59,31 @@ class _Exchange:
         self.answered = False
         self.timeout: Any = None  # _IN_LANE, or a TimerHandle when the lane refused it
         self.response_name = ""
+        self.response: Any = None  # the answer, from when the coordinator has it to delivery
+
+    def __call__(self, future: CoordinatorFuture[Any] | None = None) -> None:
+        """The exchange is its own callback, so a request makes no bound method per step
+        (each one more object for the garbage collector): the scheduler calls it when the
+        request arrives and when its answer reaches the client, the coordinator's future
+        when the answer is ready."""
+        network = self.network
+        if future is not None:  # the answer is ready: on its way back
+            self.response = future._value if future._state is _DONE else future.result()
+            network.scheduler.call_later(network.latency_ms, self, name=self.response_name)
+            return
+        broker = self.broker
+        call = self.call
+        if call is not _arrived:  # the request arrives
+            self.call = _arrived  # a request arrives once (or is lost)
+            # network._up(client, broker), written out: every request and response comes here
+            if self.client.name in network.cut or broker is None:
+                return
+            broker_ = network.cluster.brokers[broker]
+            if not broker_.alive:
+                return
+            call(broker_.service).add_done_callback(self)  # -> the answer is ready
+            return
+        self.deliver()  # the answer reaches the client
 
     # An exchange lets go of its request (`call`) once it arrived and of its callback once it
     # answered: its timeout keeps the exchange itself in a lane for `request.timeout.ms`, and
@@ -71,27 +96,8 @@ class _Exchange:
             on_response, self.on_response = self.on_response, _answered
             on_response(None, Errors.REQUEST_TIMED_OUT)
 
-    def arrive(self) -> None:
-        network = self.network
-        broker = self.broker
-        call, self.call = self.call, _arrived  # a request arrives once (or is lost)
-        # network._up(client, broker), written out: every request and response comes here
-        if self.client.name in network.cut or broker is None:
-            return
-        broker_ = network.cluster.brokers[broker]
-        if not broker_.alive:
-            return
-        future = call(broker_.service)
-        future.add_done_callback(self.responded)
-
-    def responded(self, future: CoordinatorFuture[Any]) -> None:
-        network = self.network
-        # future.result(), read directly when it holds a value (a response nearly always)
-        response = future._value if future._state is _DONE else future.result()
-        network.scheduler.call_later(network.latency_ms, self.deliver, response,
-                                     name=self.response_name)
-
-    def deliver(self, response: Any) -> None:
+    def deliver(self) -> None:
+        response, self.response = self.response, None
         if self.answered:
             return
         network = self.network
@@ -185,7 +191,7 @@ class Network:
             names = self._names[(api, client.name, broker)] = (
                 f"{api} {client.name}->{broker}", f"{api} response {client.name}")
         exchange.response_name = names[1]
-        sched.call_later(self.latency_ms, exchange.arrive, name=names[0])
+        sched.call_later(self.latency_ms, exchange, name=names[0])  # -> arrive
 
     def find_coordinator(self, client: Consumer, group_id: str,
                          on_result: Callable[[int | None, Errors | None], None]) -> None:
