@@ -817,3 +817,23 @@ def test_same_scenario_gives_the_same_trace():
         sb.run_for(50)
         return sb.log_lines("DEBUG")
     assert run() == run()
+
+
+def test_future_runs_its_callbacks_once_in_the_order_added():
+    """Spec §1.5: a write's future releases its response to whoever waits; one callback, several,
+    and one added after completion all run once, in the order added, with the future."""
+    from coordinator_kit.runtime import CoordinatorFuture
+    for n in (1, 2, 3):
+        seen: list = []
+        f = CoordinatorFuture("f")
+        for i in range(n):
+            f.add_done_callback(lambda fut, i=i: seen.append((i, fut.result())))
+        assert seen == []
+        assert f.complete("v") and not f.complete("again")
+        f.add_done_callback(lambda fut: seen.append(("late", fut.result())))
+        assert seen == [(i, "v") for i in range(n)] + [("late", "v")]
+    failed: list = []
+    g = CoordinatorFuture("g")
+    g.add_done_callback(lambda fut: failed.append(fut.exception()))
+    boom = RuntimeError("boom")
+    assert g.complete_exceptionally(boom) and failed == [boom]

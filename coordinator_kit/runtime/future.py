@@ -35,8 +35,9 @@ class CoordinatorFuture(Generic[T]):
         self._state = _PENDING
         self._value: Any = None  # the result, or the exception of a failed future
         # Both made on first use: most futures complete on virtual time, with no callback and
-        # nobody waiting.
-        self._callbacks: list[Callable[[CoordinatorFuture[T]], None]] | None = None
+        # nobody waiting. A single callback is kept as is, without a list (a request's future
+        # has one: the network's), several in a list.
+        self._callbacks: Any = None
         self._cond: threading.Condition | None = None
 
     def done(self) -> bool:
@@ -56,7 +57,7 @@ class CoordinatorFuture(Generic[T]):
             cond = self._cond
             if callbacks is not None:
                 self._callbacks = None
-        if cond is not None or callbacks:
+        if cond is not None or callbacks is not None:
             self._notify(cond, callbacks)
         return True
 
@@ -71,27 +72,32 @@ class CoordinatorFuture(Generic[T]):
             cond = self._cond
             if callbacks is not None:
                 self._callbacks = None
-        if cond is not None or callbacks:
+        if cond is not None or callbacks is not None:
             self._notify(cond, callbacks)
         return True
 
-    def _notify(self, cond: threading.Condition | None,
-                callbacks: list[Callable[[CoordinatorFuture[T]], None]] | None) -> None:
+    def _notify(self, cond: threading.Condition | None, callbacks: Any) -> None:
         """Wake the waiters, then run the callbacks (outside the lock, in the order added)."""
         if cond is not None:
             with cond:
                 cond.notify_all()
-        if callbacks:
+        if callbacks.__class__ is list:
             for callback in callbacks:
                 callback(self)
+        elif callbacks is not None:
+            callbacks(self)
 
     def add_done_callback(self, callback: Callable[[CoordinatorFuture[T]], None]) -> None:
         """Run `callback(self)` on completion (at once if already complete)."""
         with _LOCK:
             if self._state is _PENDING:
-                if self._callbacks is None:
-                    self._callbacks = []
-                self._callbacks.append(callback)
+                callbacks = self._callbacks
+                if callbacks is None:
+                    self._callbacks = callback
+                elif callbacks.__class__ is list:
+                    callbacks.append(callback)
+                else:
+                    self._callbacks = [callbacks, callback]
                 return
         callback(self)
 
