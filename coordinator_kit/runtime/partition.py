@@ -9,8 +9,12 @@ the in-sync replicas. To show why a response is stuck you need the replicas, so 
   data arrives; a fetch or response takes `replication_latency_ms` each way;
 * the leader learns a follower's position from the offset of its *next* fetch, so a batch is
   committed one fetch round trip after it was copied (as in Kafka);
-* a follower that has not caught up for `replica.lag.time.max.ms` (30 s) is dropped from the ISR,
-  after which the high watermark moves on without it; it rejoins once it catches up.
+* a follower whose log end offset is behind the leader's and that has not caught up for
+  `replica.lag.time.max.ms` (30 s) is dropped from the ISR by the check that runs every 15 s,
+  after which the high watermark moves on without it; it rejoins once it catches up. "Caught
+  up" is Kafka's lastCaughtUpTimeMs, which only a fetch moves (`ReplicatedPartition.
+  _record_fetch`); a follower at the log end keeps fetching (Kafka answers its waiting fetch
+  empty after `replica.fetch.wait.max.ms`, 500 ms, and it fetches again), a stalled one stops.
 
 Faults: stall or slow a follower, make appends fail, move leadership.
 """
@@ -258,10 +262,13 @@ class Replica:
         # follower-side fault knobs
         self.fetching = True
         self.fetch_delay_ms = 0
-        # leader-side view of this replica
+        # leader-side view of this replica (Kafka's ReplicaState)
         self.known_leo = 0
-        self.last_caught_up_ms = 0
+        self.last_caught_up_ms = 0  # lastCaughtUpTimeMs
+        self.last_fetch_ms = 0  # lastFetchTimeMs: when the leader got its last fetch
+        self.last_fetch_leader_leo = 0  # lastFetchLeaderLogEndOffset: leader LEO at that fetch
         self.parked_offset: int | None = None
+        self.parked_since_ms = 0  # when the fetch waiting at the leader (or its last re-send) came
         self.inflight: TimerHandle | None = None
 
     def truncate_to(self, offset: int) -> None:
@@ -285,6 +292,7 @@ class ReplicatedPartition:
     def __init__(self, tp: TopicPartition, scheduler: Scheduler, trace: Trace,
                  replicas: Sequence[int] = (0, 1, 2), leader: int | None = None, *,
                  replication_latency_ms: int = 1, replica_lag_time_max_ms: int = 30000,
+                 replica_fetch_wait_max_ms: int = 500,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  topic_id: str = "AAAAAAAAAAAAAAAAAAAAAQ") -> None:
         if not replicas:
@@ -296,6 +304,9 @@ class ReplicatedPartition:
             raise ValueError(f"{tp}: leader {leader} is not one of the replicas {list(replicas)}")
         if replication_latency_ms < 0 or replica_lag_time_max_ms <= 0:
             raise ValueError("replication_latency_ms must be >= 0 and replica.lag.time.max.ms > 0")
+        if replica_fetch_wait_max_ms <= 0:
+            raise ValueError(f"replica.fetch.wait.max.ms must be > 0, got "
+                             f"{replica_fetch_wait_max_ms}")
         self.tp = tp
         self.scheduler = scheduler
         self.trace = trace
@@ -308,6 +319,7 @@ class ReplicatedPartition:
         self._parked = 0  # followers whose fetch waits at the leader (see _set_parked)
         self.replication_latency_ms = replication_latency_ms
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
+        self.replica_fetch_wait_max_ms = replica_fetch_wait_max_ms
         self.max_message_bytes = max_message_bytes
         self._listeners: dict[int, HighWatermarkListener] = {}
         self._append_failures: list[KafkaError] = []
@@ -401,8 +413,10 @@ class ReplicatedPartition:
                 log._seal_tail()
             leader.log_end_offset = leader.known_leo = end = base_offset + len(records)
             if self._parked:
+                now = self.scheduler._now
                 for b, f in self.replicas.items():  # the waiting followers, in replica order
                     if b != broker_id and f.parked_offset is not None:
+                        self._refetch_parked(f, now)
                         self._respond(f, f.parked_offset)
             if len(self.isr) == 1:
                 # Only an ISR without followers lets an append move the high watermark: with
@@ -444,16 +458,56 @@ class ReplicatedPartition:
             f.inflight = None
             if epoch != self.leader_epoch or f.broker_id == self.leader_id:
                 return
-            leader = self.leader
-            f.known_leo = min(offset, leader.log_end_offset)
-            if offset >= leader.log_end_offset:
-                f.last_caught_up_ms = self.scheduler.now
+            leo = self.leader.log_end_offset
+            now = self.scheduler._now
+            self._record_fetch(f, offset, now, leo)
+            f.known_leo = min(offset, leo)
             self._maybe_expand_isr(f)
             self._maybe_increment_hwm()
-            if offset < leader.log_end_offset:
+            if offset < leo:
                 self._respond(f, offset)
             else:
                 self._set_parked(f, offset)
+                f.parked_since_ms = now
+
+    @staticmethod
+    def _record_fetch(f: Replica, offset: int, fetch_ms: int, leader_end: int) -> None:
+        """What the leader learns from a fetch at `offset` that came at `fetch_ms` while its log
+        ended at `leader_end` (Kafka's `Replica.updateFetchStateOrThrow`).
+
+        lastCaughtUpTimeMs is the latest time at which the follower had everything the leader
+        had: this fetch's time if it asks from the leader's log end, else the previous fetch's
+        time if it asks from where the leader's log ended then. The second case keeps a
+        follower in sync under a steady stream of small writes, where no fetch ever reaches the
+        moving log end.
+        """
+        if offset >= leader_end:
+            if fetch_ms > f.last_caught_up_ms:
+                f.last_caught_up_ms = fetch_ms
+        elif offset >= f.last_fetch_leader_leo and f.last_fetch_ms > f.last_caught_up_ms:
+            f.last_caught_up_ms = f.last_fetch_ms
+        if leader_end > f.last_fetch_leader_leo:
+            f.last_fetch_leader_leo = leader_end
+        f.last_fetch_ms = fetch_ms
+
+    def _refetch_parked(self, f: Replica, now: int) -> None:
+        """Account for the fetches a follower waiting at the log end has sent up to `now`.
+
+        In Kafka the leader answers a waiting fetch empty after `replica.fetch.wait.max.ms` and
+        the follower fetches again at once, so a live follower at the log end fetches every
+        wait + round trip, each fetch moving lastCaughtUpTimeMs. The kit keeps one waiting
+        fetch instead of those timers, and works out the last of them when it matters: when a
+        write answers the fetch, when the follower stalls and when its fetch delay changes.
+        """
+        period = self.replica_fetch_wait_max_ms + 2 * self.replication_latency_ms \
+            + f.fetch_delay_ms
+        since = f.parked_since_ms
+        last = since + (now - since) // period * period
+        if last > since:
+            offset = f.parked_offset
+            assert offset is not None
+            self._record_fetch(f, offset, last, offset)  # nothing was appended in between
+            f.parked_since_ms = last
 
     def _set_parked(self, f: Replica, offset: int | None) -> None:
         """A follower's fetch waits at the leader (`offset`) or not (None); `append` answers
@@ -480,9 +534,9 @@ class ReplicatedPartition:
                 if b == self.leader_id:
                     continue
                 r = self.replicas[b]
-                if r.parked_offset is not None and r.parked_offset >= leader.log_end_offset:
-                    r.last_caught_up_ms = now
-                elif now - r.last_caught_up_ms > self.replica_lag_time_max_ms:
+                # Kafka's ReplicaState.isCaughtUp: at the log end, or caught up recently
+                if r.known_leo != leader.log_end_offset \
+                        and now - r.last_caught_up_ms > self.replica_lag_time_max_ms:
                     out.append(r)
             if out:
                 old = ",".join(map(str, self.isr))
@@ -542,9 +596,16 @@ class ReplicatedPartition:
     # -- faults and leadership -----------------------------------------------------------------
 
     def stall_replica(self, broker_id: int) -> None:
-        """The follower stops fetching (a stopped or partitioned broker)."""
+        """The follower stops fetching (a stopped or partitioned broker).
+
+        A fetch waiting at the leader stops being sent again: the follower's last fetch, and
+        so its lastCaughtUpTimeMs, is the last one sent before the stall.
+        """
         with self._lock:
             f = self._follower(broker_id)
+            if f.parked_offset is not None:
+                self._refetch_parked(f, self.scheduler.now)
+                self._set_parked(f, None)
             f.fetching = False
             if f.inflight is not None:
                 f.inflight.cancel()
@@ -553,6 +614,8 @@ class ReplicatedPartition:
     def resume_replica(self, broker_id: int) -> None:
         with self._lock:
             f = self._follower(broker_id)
+            if f.parked_offset is not None:
+                self._refetch_parked(f, self.scheduler.now)
             f.fetching = True
             self._set_parked(f, None)
             self._send_fetch(f)
@@ -562,7 +625,10 @@ class ReplicatedPartition:
         if fetch_delay_ms < 0:
             raise ValueError(f"fetch_delay_ms must be >= 0, got {fetch_delay_ms}")
         with self._lock:
-            self._follower(broker_id).fetch_delay_ms = fetch_delay_ms
+            f = self._follower(broker_id)
+            if f.parked_offset is not None:  # the re-sends so far went at the old delay
+                self._refetch_parked(f, self.scheduler.now)
+            f.fetch_delay_ms = fetch_delay_ms
 
     def fail_next_append(self, error: Errors = Errors.KAFKA_STORAGE_ERROR,
                          message: str | None = None, count: int = 1) -> None:
@@ -607,8 +673,11 @@ class ReplicatedPartition:
             for f in self._followers():
                 if f.log_end_offset > leader.log_end_offset:
                     f.truncate_to(leader.log_end_offset)
+                # Kafka's Replica.resetReplicaState for a new leader
                 f.known_leo = 0
-                f.last_caught_up_ms = now
+                f.last_caught_up_ms = now if f.broker_id in self.isr else 0
+                f.last_fetch_ms = 0
+                f.last_fetch_leader_leo = -1
                 self._set_parked(f, None)
                 if f.inflight is not None:
                     f.inflight.cancel()
