@@ -4,6 +4,8 @@ vacuous). Spec sections: kafka-coordinator-spec.md §1.5-§1.6 (responses after 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from coordinator_kit.errors import Errors
@@ -178,7 +180,7 @@ def test_a_stale_generation_answered_none_is_caught(monkeypatch):
             groups = self.groups if isinstance(self, GroupMetadataManager) else self.groups.groups
             group = groups.get(request.group_id)
             if group is not None:
-                request = type(request)(**{**request.__dict__, field: group.generation_id})
+                request = dataclasses.replace(request, **{field: group.generation_id})
             return handler(self, ctx, request, *rest)
         return handle
 

@@ -25,7 +25,7 @@ __all__ = ["JoinGroupRequest", "JoinGroupResponse", "JoinGroupResponseMember",
 JOIN_GROUP_VERSION = 9
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RequestContext:
     """Who sent a request: Kafka's `RequestContext` fields the coordinator uses."""
 
@@ -34,7 +34,7 @@ class RequestContext:
     api_version: int = JOIN_GROUP_VERSION
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JoinGroupRequest:
     group_id: str
     session_timeout_ms: int
@@ -46,14 +46,14 @@ class JoinGroupRequest:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JoinGroupResponseMember:
     member_id: str
     group_instance_id: str | None
     metadata: bytes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JoinGroupResponse:
     error: Errors = Errors.NONE
     generation_id: int = -1
@@ -65,7 +65,7 @@ class JoinGroupResponse:
     members: tuple[JoinGroupResponseMember, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SyncGroupRequest:
     group_id: str
     generation_id: int
@@ -76,7 +76,7 @@ class SyncGroupRequest:
     assignments: Mapping[str, bytes] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SyncGroupResponse:
     error: Errors = Errors.NONE
     protocol_type: str | None = None
@@ -84,7 +84,7 @@ class SyncGroupResponse:
     assignment: bytes = b""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HeartbeatRequest:
     group_id: str
     generation_id: int
@@ -92,38 +92,38 @@ class HeartbeatRequest:
     group_instance_id: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HeartbeatResponse:
     error: Errors = Errors.NONE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemberIdentity:
     member_id: str
     group_instance_id: str | None = None
     reason: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemberResponse:
     member_id: str
     group_instance_id: str | None = None
     error: Errors = Errors.NONE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LeaveGroupRequest:
     group_id: str
     members: tuple[MemberIdentity, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LeaveGroupResponse:
     error: Errors = Errors.NONE
     members: tuple[MemberResponse, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionData:
     """One partition of an OffsetCommit request."""
 
@@ -132,7 +132,7 @@ class PartitionData:
     metadata: str | None = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OffsetCommitRequest:
     group_id: str
     generation_id_or_member_epoch: int
@@ -143,7 +143,7 @@ class OffsetCommitRequest:
     version: int = 8
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OffsetCommitResponse:
     errors: Mapping[tuple[str, int], Errors]
     error: Errors = Errors.NONE  # set when the whole request failed
@@ -152,14 +152,14 @@ class OffsetCommitResponse:
         return self.error is Errors.NONE and all(e is Errors.NONE for e in self.errors.values())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OffsetFetchRequest:
     group_id: str
     partitions: tuple[tuple[str, int], ...] | None = None  # None = every committed offset
     require_stable: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OffsetFetchPartition:
     offset: int
     leader_epoch: int = -1
@@ -167,13 +167,13 @@ class OffsetFetchPartition:
     error: Errors = Errors.NONE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OffsetFetchResponse:
     offsets: Mapping[tuple[str, int], OffsetFetchPartition]
     error: Errors = Errors.NONE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FindCoordinatorResponse:
     error: Errors = Errors.NONE
     node_id: int = -1
