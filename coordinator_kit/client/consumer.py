@@ -87,6 +87,26 @@ def _join_tps(tps: Any) -> str:
     return ", ".join(str(tp) for tp in sorted(tps))
 
 
+class _OffsetCommitCall:
+    """An OffsetCommit on the network: the call the coordinator runs when it arrives and what
+    the consumer does with the answer, in one object (every member auto-commits at about the
+    same moment; two closures and their cells would be seven objects per commit)."""
+
+    __slots__ = ("consumer", "request", "offsets")
+
+    def __init__(self, consumer: Consumer, request: OffsetCommitRequest,
+                 offsets: dict[TopicPartition, int]) -> None:
+        self.consumer = consumer
+        self.request = request
+        self.offsets = offsets
+
+    def __call__(self, service: Any) -> Any:
+        return service.commit_offsets(self.consumer.context, self.request)
+
+    def answered(self, response: OffsetCommitResponse | None, error: Errors | None) -> None:
+        self.consumer._on_commit(response, error, self.offsets)
+
+
 class HeartbeatWakeups:
     """Where a cluster's consumers arm the heartbeat thread's wake-up while a heartbeat is in
     flight: at the session or poll deadline, unless the answer comes first, which it nearly
@@ -907,9 +927,8 @@ class Consumer:
             {(tp.topic, tp.partition): PartitionData(o) for tp, o in offsets.items()},
             self.config.group_instance_id)
         self.inflight.commit = True
-        self.cluster.network.send(self, self.coordinator, "OffsetCommit",
-                                  lambda svc: svc.commit_offsets(self.context, request),
-                                  lambda r, e: self._on_commit(r, e, offsets),
+        call = _OffsetCommitCall(self, request, offsets)
+        self.cluster.network.send(self, self.coordinator, "OffsetCommit", call, call.answered,
                                   timeout_ms=self.config.request_timeout_ms)
 
     def _on_commit(self, response: OffsetCommitResponse | None, net_error: Errors | None,

@@ -34,6 +34,27 @@ def _failure(on_error: Callable[[Errors], T]) -> Callable[[BaseException], T]:
     return lambda exc: on_error(handle_operation_exception(exc))
 
 
+class _OffsetCommitWrite:
+    """An OffsetCommit's handler call and its answer to a failure, in one object: a group's
+    auto-commits come in bursts (every member every 5 s), and as closures each commit would
+    leave ten objects (functions, cells, closure tuples) for the garbage collector."""
+
+    __slots__ = ("ctx", "request")
+
+    def __init__(self, ctx: RequestContext, request: OffsetCommitRequest) -> None:
+        self.ctx = ctx
+        self.request = request
+
+    def __call__(self, shard: GroupCoordinatorShard) -> Any:
+        return shard.commit_offset(self.ctx, self.request)
+
+    def error(self, e: Errors) -> OffsetCommitResponse:
+        return OffsetCommitResponse({tp: e for tp in self.request.offsets}, e)
+
+    def failed(self, exc: BaseException) -> OffsetCommitResponse:
+        return self.error(handle_operation_exception(exc))
+
+
 def _heartbeat_error(e: Errors) -> HeartbeatResponse:
     # A heartbeat that reaches a loading coordinator is answered NONE (spec §1.14).
     return HeartbeatResponse(Errors.NONE if e is Errors.COORDINATOR_LOAD_IN_PROGRESS else e)
@@ -171,16 +192,19 @@ class GroupCoordinatorService:
         return future
 
     def _write(self, name: str, group_id: str, op: Callable[[GroupCoordinatorShard], Any],
-               on_error: Callable[[Errors], T]) -> CoordinatorFuture[T]:
+               on_error: Callable[[Errors], T] | None,
+               failed: Callable[[BaseException], T] | None = None) -> CoordinatorFuture[T]:
         """Schedule a write whose own future carries the response; a failure completes it
-        with `on_error` of the failure's error code (the write's future itself: no second
-        future, callback or closure per request)."""
+        with `on_error` of the failure's error code, or with `failed(exception)` when given
+        (the write's future itself: no second future, callback or closure per request)."""
+        if failed is None:
+            failed = _FAILURES.get(on_error) or _failure(on_error)  # type: ignore[arg-type]
         try:
             return self.runtime.schedule_write_operation(
                 name, self.partition_for(group_id), op, self.config.offsets_commit_timeout_ms,
-                on_error=_FAILURES.get(on_error) or _failure(on_error))
+                on_error=failed)
         except KafkaError as exc:
-            return self._failed(CoordinatorFuture(name), on_error(handle_operation_exception(exc)))
+            return self._failed(CoordinatorFuture(name), failed(exc))
 
     def _write_with_response(self, name: str, group_id: str,
                              op: Callable[[GroupCoordinatorShard, CoordinatorFuture[T]], Any],
@@ -283,19 +307,16 @@ class GroupCoordinatorService:
                        ) -> CoordinatorFuture[OffsetCommitResponse]:
         watch = (_Watch(self, "OffsetCommit", request.group_id or "", request)
                  if self._response_listeners else None)  # only while watched
-
-        def error(e: Errors) -> OffsetCommitResponse:
-            return OffsetCommitResponse({tp: e for tp in request.offsets}, e)
+        write = _OffsetCommitWrite(ctx, request)
         # OffsetCommit accepts an empty group id (like Kafka); only a missing one is refused.
         bad = (Errors.COORDINATOR_NOT_AVAILABLE if not self.active else
                Errors.INVALID_GROUP_ID if request.group_id is None else None)
         if bad is not None:
-            future = self._failed(CoordinatorFuture("commit-offset"), error(bad))
+            future = self._failed(CoordinatorFuture("commit-offset"), write.error(bad))
         else:
-            def op(shard: GroupCoordinatorShard) -> Any:
-                return shard.commit_offset(ctx, request)
             future = self._write("commit-offset", request.group_id,
-                                 op if watch is None else watch.wrap(op), error)
+                                 write if watch is None else watch.wrap(write), None,
+                                 write.failed)
         return future if watch is None else watch.attach(future)
 
     def fetch_offsets(self, ctx: RequestContext, request: OffsetFetchRequest
