@@ -27,55 +27,49 @@ The trace runs at INFO (per-heartbeat events are DEBUG), as a learner's long-run
 would. Wall time is `time.perf_counter`, CPU time `time.process_time`; the kit's core reads
 neither.
 
-Where it stands (issue 3, fourth session; 2-core machine shared with another job, load 1.5-2.7;
-"before" is the previous session's last commit, 8a917bc, run from a copy of that tree back to
-back with this one, three pairs): 100 consumers x 1 h went from 808-886x to 991-1,096x virtual s
-per CPU s (~1.2x; 799-875x -> 980-1,090x per wall s), so the target (1,000x per wall s) is met
-on two runs of three at this load and missed by 2% on the third; ~8,400 -> ~8,080 Python calls
-per virtual s (34.7 -> 33.4 calls per event), 242 scheduler events per virtual s before and
-after. Machine-independent, under valgrind (instructions per virtual s, 60 s after Stable, the
-same seed and PYTHONHASHSEED): 12.70M -> 10.93M (-14%), of which the garbage collector 0.99M ->
-0.48M (the rest 11.71M -> 10.45M). Three more pairs later, with the other job at load 3-4.5:
-753-833x -> 842-1,001x per CPU s, 700-815x -> 777-979x per wall s (missed at that load). Young-generation collections per 100 virtual s: 104 -> 73 (full ones 1.0 -> 0.7); over
-the measured hour the collector took 0.63 of 4.35 CPU s before and 0.38 of 3.52 after. A
-1,000-member group reaches Stable in 0.29-0.35 CPU s (6 virtual s) before and after. Changes,
-all with byte-identical DEBUG and INFO traces on 54 saved runs (every named scenario x 2 seeds,
-30 random fault schedules, kafka-python runs, benchmark-like runs) and the runtime's 27 saved
-trace files (its tests, benchmark and scenarios):
+Where it stands (issue 3, fifth session; 2-core machine, idle, no other job): 100 consumers x
+1 h at 1,174-1,316x virtual s per wall s (`--repeat 3`), and in five separate processes x 2
+runs 1,056-1,254x: every run meets the target (1,000x per wall s). This session's first run, from
+the previous session's last commit (6fb0dfe), gave 958-1,072x; run back to back with it from a
+copy of that tree (5 pairs, 900 virtual s, CPU time): 1,049x -> 1,265x (1.20x). ~8,080 -> 7,572
+Python calls per virtual s, 4.0 -> 3.4 CPU us per event (the floor is 1.1), 242 events per
+virtual s before and after. Under valgrind (instructions per virtual s, 120 s after Stable):
+10.94M -> 9.54M (-13%). Young-generation collections per 300 virtual s 281 -> 136, older ones
+25 -> 12; the heap holds ~310 entries instead of ~570 (half of them were cancelled handles). A
+1,000-member group reaches Stable in 0.27-0.45 s (6 virtual s). Every change kept the DEBUG and
+INFO traces byte-identical on 54 saved runs (every named scenario x 2 seeds, 30 random fault
+schedules, kafka-python runs, benchmark-like runs), the runtime's 27 saved trace files, and
+`Scheduler.pending()` (names and times) at 3,300 points of every scenario, stepping and pausing:
 
-* A session timeout pushed back by a heartbeat or a commit moves in place
-  (`Scheduler.call_later_deferrable` / `defer`, `EventBasedCoordinatorTimer.reschedule`): the
-  handle takes the sequence number `call_later` would have drawn, and its stale heap entry is
-  pushed again at the handle's (time, sequence) when it comes up, without moving the clock or
-  counting as an event; no cancelled heap entry, task, closure, cells or f-strings per
-  heartbeat and commit. The T-REGISTER and P-HWM lines check their level before building
-  their fields.
-* Fewer objects alive across a burst (100 members heartbeat in the same millisecond): a
-  consumer makes its heartbeat request and the two network callables once per generation, and
-  binds its poll and heartbeat callbacks once; an exchange drops its request once it arrived
-  and its callback once answered (its timeout keeps it in a lane for `request.timeout.ms`).
-  This is what cut the collections: ~30% fewer young-generation collections from the
-  heartbeat change alone.
-* The lock-free scheduler fills a new `TimerHandle`'s slots in place (no `__init__` call per
-  callback).
+* The heartbeat thread's wake-up while a heartbeat is in flight (at the session or poll
+  deadline, cancelled by the answer ~2 ms later) waits as a number in the cluster's
+  `HeartbeatWakeups` lane (a `TimerLane`, same order as `call_at`), not as a `TimerHandle` left
+  cancelled in the heap for ~40 s. This alone: 242 -> 170 young collections per 300 virtual s.
+* A group-service write answers a failure through the write's own future (`on_error` on
+  `schedule_write_operation`, Kafka's `.exceptionally(...)`): no second future, done closure and
+  callback list per request (-6.4% instructions).
+* An exchange is its own callback (arrival, answer ready, delivery) and holds its answer; a
+  future keeps a single callback without a list; an OffsetCommit's client call and answer, and
+  the service's handler call and failure answer, are one slotted object each; the group API
+  dataclasses are slotted. A commit burst (every member commits in the same millisecond) leaves
+  ~21 objects per commit for the collector, was ~27; a heartbeat burst ~3 per heartbeat, was 6.
+* The heartbeat handler's three results are made once; a known dynamic member is validated
+  inline and its session pushed back directly (a commit too); one partition's consumed offsets
+  need no sort; the network's timeout lanes test liveness with an attrgetter.
 
-Tried and left out (no gain measured under valgrind): `__init__`s writing `__dict__` for the
-frozen request dataclasses (-0.2%), `functools.partial` and a module function instead of the
-heartbeat handler's closures (0%), the response kept in the exchange instead of an args tuple
-(+0.1%). The partition's RLock is ~0.1 us per `with` on this machine (five per write, ~1%): not
-worth a second, lock-free copy of its hot paths.
+Measured and left out: a poll loop reusing its `TimerHandle` (-0.6% instructions, but whoever
+holds the old handle from `pending()` would see it pending again: the panel's step test does),
+a cache of the heartbeat handler call per request (0%), freeing a completed write's future at
+once (more young collections: the collector counts allocations minus frees, and frees while the
+count is 0 are lost), purging cancelled handles sooner (no change). What is left: 100 polls per
+virtual s, each a `TimerHandle` and a heap entry; commit bursts of ~2,100 live objects (about
+two young collections each); the heap's tuple comparisons (~10% of instructions under valgrind,
+not of wall time: an int-keyed heap measured the same).
 
-Where the time goes now (cProfile self time with the collector off, 100 consumers, by
-module): the runtime 21%, clock.py 19% (run loop, call_later, lanes), the client 17% (100 polls
-per virtual s; the heartbeat thread re-armed twice per heartbeat, once at the session deadline
-while the request is in flight and once on the answer), group handlers and offsets 16%, C
-built-ins 15% (heap, dict lookups, TopicPartition hashing from the poll and commit paths),
-cluster.py (network) 8%, timeline 3%; the collector 8-11% on top. Next: a periodic
-timer that reuses its handle (the poll loop: one handle per poll; changes what a caller holding
-an old handle sees, so it needs a decision), the heartbeat thread armed once per heartbeat,
-fewer objects per request on the service side (its result future, the `done` closure and the
-two callback lists), and an hour-long run's full collections (22 an hour, each walking the
-~17,000 objects the imports leave: `--gc freeze` shows the gain).
+Fourth session (8a917bc -> 6fb0dfe): session timeouts pushed back in place
+(`Scheduler.call_later_deferrable` / `defer`), the heartbeat request and its callables made
+once per generation, slot-filled handles on the lock-free scheduler: 808-886x -> 991-1,096x per
+CPU s at load 1.5-2.7, 12.70M -> 10.93M instructions per virtual s.
 
 Previous session (third): `Scheduler(threadsafe=False)` for a Cluster (no RLock on the hot
 paths), `Cluster.run_for` running each processor's queued events back to back (295 -> 242
