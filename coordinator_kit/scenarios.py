@@ -66,8 +66,11 @@ def coordinator_failover(seed: int = 0, **kw: Any) -> Cluster:
 
 
 def rolling_restart(seed: int = 0, static: bool = False, **kw: Any) -> Cluster:
-    """Three consumers restarted one after the other; with group.instance.id there is no
-    rebalance at all, without it every restart costs two."""
+    """Three consumers restarted one after the other (2 s down, 15 s apart). With
+    group.instance.id there is no rebalance at all. Without it each restart here costs one:
+    the LeaveGroup starts it, and the successor, back 2 s later, joins it while the others
+    are still rejoining (generation 1 -> 4). With other timings a restart can cost two, one
+    for the leave and one for the join."""
     c = new_cluster(seed, **kw)
     for i in range(1, 4):
         extra = {"group_instance_id": f"instance-{i}"} if static else {}
