@@ -150,7 +150,7 @@ ran on a quiet machine this morning (wall clock: JSON 94,761/s, binary 98,926/s)
 should land near 120,000/s on a quiet machine, above both targets with room; the lead's
 quiet-machine run decides.
 
-Fifth session (work for the simulation benchmark that runs through the runtime): a future keeps
+After 6fb0dfe (work for the simulation benchmark that runs through the runtime): a future keeps
 a single done callback without a list, and `schedule_write_operation(..., on_error=...)` lets
 the group service answer a failure from the write's own future. On an idle machine,
 `--repeat 3 --no-debug`, per_step=all: linger 0 138,777/s (39.3%) JSON and 148,225/s (35.7%)

@@ -27,7 +27,7 @@ The trace runs at INFO (per-heartbeat events are DEBUG), as a learner's long-run
 would. Wall time is `time.perf_counter`, CPU time `time.process_time`; the kit's core reads
 neither.
 
-Where it stands (issue 3, fifth session; 2-core machine, idle, no other job): 100 consumers x
+Where it stands (issue 3, the session after 6fb0dfe; 2-core machine, idle, no other job): 100 consumers x
 1 h at 1,174-1,316x virtual s per wall s (`--repeat 3`), and in five separate processes x 2
 runs 1,056-1,254x: every run meets the target (1,000x per wall s). This session's first run, from
 the previous session's last commit (6fb0dfe), gave 958-1,072x; run back to back with it from a
@@ -66,12 +66,12 @@ virtual s, each a `TimerHandle` and a heap entry; commit bursts of ~2,100 live o
 two young collections each); the heap's tuple comparisons (~10% of instructions under valgrind,
 not of wall time: an int-keyed heap measured the same).
 
-Fourth session (8a917bc -> 6fb0dfe): session timeouts pushed back in place
+The session before (8a917bc -> 6fb0dfe): session timeouts pushed back in place
 (`Scheduler.call_later_deferrable` / `defer`), the heartbeat request and its callables made
 once per generation, slot-filled handles on the lock-free scheduler: 808-886x -> 991-1,096x per
 CPU s at load 1.5-2.7, 12.70M -> 10.93M instructions per virtual s.
 
-Previous session (third): `Scheduler(threadsafe=False)` for a Cluster (no RLock on the hot
+The one before that: `Scheduler(threadsafe=False)` for a Cluster (no RLock on the hot
 paths), `Cluster.run_for` running each processor's queued events back to back (295 -> 242
 events per virtual s), and the consumer's heartbeat, commit and poll paths written out
 (565-633x -> 747-874x per CPU s). An auto-commit round trip cost ~36 CPU us then, a heartbeat
