@@ -34,9 +34,9 @@ first run, from the previous session's last commit (6fb0dfe), gave 958-1,072x; r
 with it from a copy of that tree (5 pairs, 900 virtual s, CPU time): 1,049x -> 1,265x (1.20x).
 ~8,080 -> 7,572 Python calls per virtual s, 4.0 -> 3.4 CPU us per event (the floor is 1.1), 242
 events per virtual s before and after. Under valgrind (instructions per virtual s, 120 s after
-Stable): 10.94M -> 9.54M (-13%). Young-generation collections per 300 virtual s 281 -> 136, older ones
-25 -> 12; the heap holds ~310 entries instead of ~570 (half of them were cancelled handles). A
-1,000-member group reaches Stable in 0.27-0.45 s (6 virtual s). Every change kept the DEBUG and
+Stable): 10.94M -> 9.54M (-13%). Young-generation collections per 300 virtual s 281 -> 136,
+older ones 25 -> 12; the heap holds ~310 entries instead of ~570 (half of them were cancelled
+handles). A 1,000-member group reaches Stable in 0.27-0.45 s (6 virtual s). Every change kept the DEBUG and
 INFO traces byte-identical on 54 saved runs (every named scenario x 2 seeds, 30 random fault
 schedules, kafka-python runs, benchmark-like runs), the runtime's 27 saved trace files, and
 `Scheduler.pending()` (names and times) at 3,300 points of every scenario, stepping and pausing:
