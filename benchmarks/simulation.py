@@ -27,8 +27,8 @@ The trace runs at INFO (per-heartbeat events are DEBUG), as a learner's long-run
 would. Wall time is `time.perf_counter`, CPU time `time.process_time`; the kit's core reads
 neither.
 
-Where it stands (issue 3, the session after 6fb0dfe; 2-core machine, idle, no other job):
-100 consumers x 1 h at 1,174-1,316x virtual s per wall s (`--repeat 3`), and in five separate
+Where it stands (issue 3, the session after 6fb0dfe; 2-core machine, idle, no other job): 100
+consumers x 1 h at 1,174-1,316x virtual s per wall s (`--repeat 3`), and in five separate
 processes x 2 runs 1,056-1,254x: every run meets the target (1,000x per wall s). The session's
 first run, from the previous session's last commit (6fb0dfe), gave 958-1,072x; run back to back
 with it from a copy of that tree (5 pairs, 900 virtual s, CPU time): 1,049x -> 1,265x (1.20x).
@@ -36,10 +36,11 @@ with it from a copy of that tree (5 pairs, 900 virtual s, CPU time): 1,049x -> 1
 events per virtual s before and after. Under valgrind (instructions per virtual s, 120 s after
 Stable): 10.94M -> 9.54M (-13%). Young-generation collections per 300 virtual s 281 -> 136,
 older ones 25 -> 12; the heap holds ~310 entries instead of ~570 (half of them were cancelled
-handles). A 1,000-member group reaches Stable in 0.27-0.45 s (6 virtual s). Every change kept the DEBUG and
-INFO traces byte-identical on 54 saved runs (every named scenario x 2 seeds, 30 random fault
-schedules, kafka-python runs, benchmark-like runs), the runtime's 27 saved trace files, and
-`Scheduler.pending()` (names and times) at 3,300 points of every scenario, stepping and pausing:
+handles). A 1,000-member group reaches Stable in 0.27-0.45 s (6 virtual s). Every change kept
+the DEBUG and INFO traces byte-identical on 54 saved runs (every named scenario x 2 seeds, 30
+random fault schedules, kafka-python runs, benchmark-like runs), the runtime's 27 saved trace
+files, and `Scheduler.pending()` (names and times) at 3,300 points of every scenario, stepping
+and pausing:
 
 * The heartbeat thread's wake-up while a heartbeat is in flight (at the session or poll
   deadline, cancelled by the answer ~2 ms later) waits as a number in the cluster's
