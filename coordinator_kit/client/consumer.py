@@ -3,7 +3,8 @@
 What runs, and where it runs in the Java client:
 
 * the application's poll loop (`poll()` every `processing_ms`): finds the coordinator, joins the
-  group when a rejoin is needed, auto-commits, consumes from its partitions;
+  group when a rejoin is needed, auto-commits, consumes from its partitions (a cooperative member
+  keeps consuming what it owns while a rebalance is in flight, an eager one has revoked it all);
 * the heartbeat thread: heartbeats every `heartbeat.interval.ms` while COMPLETING_REBALANCE or
   STABLE, notices the coordinator's silence (client-side session timer) and the application's
   (`max.poll.interval.ms`: it then leaves the group);
@@ -52,7 +53,9 @@ _HEARTBEAT_LINE_LEVEL = level_number("DEBUG")
 # enum's metaclass (~180 ns on 3.11), a module global ~20 ns; a tuple's `in` tests identity first.
 _STABLE = MemberState.STABLE
 _NONE = Errors.NONE
+_UNJOINED = MemberState.UNJOINED
 _SYNCING_OR_STABLE = (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
+_COOPERATIVE = RebalanceProtocol.COOPERATIVE
 
 _FATAL_JOIN = (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT,
                Errors.INVALID_GROUP_ID, Errors.GROUP_AUTHORIZATION_FAILED,
@@ -419,7 +422,15 @@ class Consumer:
             self._maybe_auto_commit()
 
     def _consume(self) -> None:
-        if self.state is not _STABLE or self.rejoin_needed:
+        if (self.state is not _STABLE or self.rejoin_needed) and (
+                self.protocol is not _COOPERATIVE or self.state is _UNJOINED):
+            # A rebalance (or a rejoin asked for): EAGER's onJoinPrepare revoked everything, so
+            # nothing is fetchable until onPartitionsAssigned. COOPERATIVE revokes nothing there:
+            # what the member owns stays assigned, and so fetchable (SubscriptionState
+            # .isFetchable), while JoinGroup and SyncGroup are in flight, and KafkaConsumer.poll
+            # keeps returning its records; only partitions revoked after the SyncGroup stop. An
+            # UNJOINED member consumes nothing: its generation was reset and what it still holds
+            # is about to be given away as lost.
             return
         budget = self.config.max_poll_records
         positions = self.positions
@@ -664,6 +675,11 @@ class Consumer:
             self.rejoin_reason = ""
             self.needs_join_prepare = True  # the next rebalance starts with onJoinPrepare again
             self._on_join_complete(ConsumerProtocolAssignment.decode(response.assignment))
+            if self.rejoin_needed and self.coordinator is not None:
+                # A cooperative revocation asked for the follow-up rebalance: joinGroupIfNeeded
+                # loops while a rejoin is needed, so onJoinPrepare and the follow-up JoinGroup
+                # run in the same poll() as onJoinComplete, not on the next one.
+                self._join_group()
             return
         if error is Errors.REBALANCE_IN_PROGRESS:
             self._log("J-SYNC-REBAL", {"generation": sent})
