@@ -346,6 +346,10 @@ class Cluster:
     def pause(self, name: str, duration_ms: int) -> None:
         self.consumer(name).pause(duration_ms)
 
+    def resume(self, name: str) -> None:
+        """End `name`'s pause now (see `Consumer.resume`)."""
+        self.consumer(name).resume()
+
     def drop_heartbeats(self, name: str, drop: bool = True) -> None:
         self.consumer(name).set_drop_heartbeats(drop)
 

@@ -113,6 +113,33 @@ def test_gc_pause_longer_than_session_timeout_loses_partitions_and_rejoins():
     cluster.monitor.assert_ok()
 
 
+def test_resume_ends_a_pause_early_and_runs_the_held_back_work_now():
+    """A pause (client-coordinator.md: a stop-the-world GC stops the poll loop and the heartbeat
+    thread) that `resume()` ends after 5 s: what the pause held back runs at once, in order, and
+    the member never misses its session; resuming a running or crashed member is refused."""
+    cluster = run_scenario("second-joins", trace_level="INFO")
+    c1, sched = cluster.consumer("consumer-1"), cluster.scheduler
+    generation = cluster.group()["generation"]
+    cluster.pause("consumer-1", 60_000)
+    cluster.run_for(5_000)
+    held = [h for h in sched.pending() if h.name == "resume consumer-1"]
+    assert held and all(h.when == c1.paused_until for h in held)
+    received, now = c1.last_heartbeat_received, sched.now
+    cluster.resume("consumer-1")
+    assert c1.paused_until == now and not any(h.name == "resume consumer-1" and h.when > now
+                                              for h in sched.pending())
+    assert kinds(cluster, "consumer_resumed")
+    cluster.run_for(5_000)
+    assert c1.last_poll > now and c1.last_heartbeat_received > received
+    assert cluster.group()["generation"] == generation
+    assert not kinds(cluster, "member_session_expired")
+    with pytest.raises(ValueError, match="consumer consumer-1 is not paused; pause it first"):
+        cluster.resume("consumer-1")
+    cluster.crash("consumer-2")
+    with pytest.raises(RuntimeError, match="can't resume consumer consumer-2: it has crashed"):
+        cluster.resume("consumer-2")
+
+
 def test_slow_poll_exceeds_max_poll_interval_and_the_member_leaves():
     cluster = new_cluster(trace_level="INFO")
     cluster.add_consumer("slow", max_poll_interval_ms=10_000)

@@ -226,6 +226,8 @@ class Consumer:
         # wake-up in the cluster's HeartbeatWakeups (0: none)
         self._wakeups: HeartbeatWakeups | None = getattr(cluster, "heartbeat_wakeups", None)
         self._hb_wakeup = 0
+        # work held back by a pause: (handle, callback, args), see _deferred and resume
+        self._held: list[tuple[Any, Callable[..., None], tuple[Any, ...]]] = []
         self._heartbeat_request: HeartbeatRequest | None = None
         # (generation, request, call, on_response) of the heartbeats this generation sends
         self._heartbeat_calls: tuple[Any, ...] | None = None
@@ -365,12 +367,33 @@ class Consumer:
         self._require_alive("drop the heartbeats of")
         self.drop_heartbeats = drop
 
+    def resume(self) -> None:
+        """End a stop-the-world pause now (a learner's "the GC finished early"): the work the
+        pause held back (polls, heartbeat ticks, answers, each waiting for the pause's end as a
+        "resume <name>" callback) runs now, in the order it would have run."""
+        self._require_alive("resume")
+        scheduler = self.scheduler
+        if scheduler.now >= self.paused_until:
+            raise ValueError(f"consumer {self.name} is not paused; pause it first")
+        self.paused_until = scheduler.now
+        held = sorted((h.when, h.seq, h, fn, args) for h, fn, args in self._held
+                      if h.pending)
+        self._held = []
+        for _, _, handle, fn, args in held:
+            handle.cancel()
+            scheduler.call_soon(fn, *args, name=handle.name)
+        self.log.event("consumer_resumed", level="INFO", client=self.name)
+
     def _deferred(self, fn: Callable[..., None], *args: Any) -> bool:
         """Run later if the process is paused; True when deferred. Dead processes do nothing."""
         if self.crashed or not self.running:
             return True
         if self.scheduler._now < self.paused_until:
-            self.scheduler.call_at(self.paused_until, fn, *args, name=f"resume {self.name}")
+            handle = self.scheduler.call_at(self.paused_until, fn, *args,
+                                            name=f"resume {self.name}")
+            # kept for resume(): the held-back work, with what it runs
+            self._held = [h for h in self._held if h[0].pending]
+            self._held.append((handle, fn, args))
             return True
         return False
 

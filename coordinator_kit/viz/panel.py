@@ -76,28 +76,9 @@ __all__ = ["ControlPanel", "resume_consumer"]
 
 
 def resume_consumer(cluster: Cluster, name: str) -> None:
-    """End a consumer's stop-the-world pause now.
-
-    Uses `Consumer.resume()` when the client has one. Otherwise it ends the pause itself: the
-    work the pause held back (polls, heartbeat ticks, responses, each parked as a "resume <name>"
-    callback at the pause's end) is moved to now, in its original order.
-    """
-    consumer = cluster.consumer(name)
-    consumer._require_alive("resume")
-    resume = getattr(consumer, "resume", None)
-    if callable(resume):
-        resume()
-        return
-    sched = cluster.scheduler
-    if sched.now >= consumer.paused_until:
-        raise ValueError(f"consumer {name} is not paused; pause it first")
-    consumer.paused_until = sched.now
-    for handle in sched.pending():
-        if handle.name == f"resume {name}":
-            callback, args = handle._callback, handle._args
-            handle.cancel()
-            sched.call_soon(callback, *args, name=handle.name)
-    consumer.log.event("consumer_resumed", level="INFO", client=name)
+    """End a consumer's stop-the-world pause now (`Consumer.resume()`): the work the pause held
+    back runs now, in its original order."""
+    cluster.resume(name)
 
 
 _DIAGRAM_CACHE: dict[str, str] = {}
