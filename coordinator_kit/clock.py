@@ -276,7 +276,7 @@ class Scheduler:
         self._lock = threading.RLock()
         self._wakeup = threading.Condition(self._lock)
         self._sleepers = 0  # threads in wait_for_work: only then is there anyone to notify
-        self._cancelled = 0  # about how many cancelled handles the heap holds (see _push)
+        self._cancelled = 0  # about how many cancelled handles the heap holds (see _maybe_purge)
         self._lanes: list[TimerLane] = []  # each has at most one entry (a _LaneSlot) in the heap
         if not self._threadsafe:
             # The scheduling calls without the lock (bound once; the instance attribute wins).
@@ -307,7 +307,7 @@ class Scheduler:
                 _check_ms("when", when)
                 raise ValueError(f"cannot schedule {name or callback!r} at {when} ms: the clock "
                                  f"already reads {self._now} ms")
-            # self._push(when, callback, args, name), written out: every timer comes here
+            # the handle made and pushed in place, as in every scheduling call below
             if self._cancelled > 512:
                 self._maybe_purge()
             seq = next(self._seq)
@@ -327,18 +327,6 @@ class Scheduler:
             heapq.heapify(self._heap)
             self._cancelled = 0
 
-    def _push(self, when: int, callback: Callable[..., Any], args: tuple[Any, ...],
-              name: str) -> TimerHandle:
-        if self._cancelled > 512:
-            self._maybe_purge()
-        seq = next(self._seq)
-        handle = TimerHandle(when, seq, name or getattr(callback, "__name__", "?"), callback, args,
-                             self)
-        heapq.heappush(self._heap, (when, seq, handle))
-        if self._sleepers:
-            self._wakeup.notify_all()
-        return handle
-
     def _push_entry(self, when: int, seq: int, handle: TimerHandle) -> None:
         """Put a handle in the heap at a (when, seq) taken earlier (a lane's slot)."""
         heapq.heappush(self._heap, (when, seq, handle))
@@ -351,7 +339,6 @@ class Scheduler:
         if delay_ms.__class__ is not int or delay_ms < 0:  # bool is not int: checked below
             _check_ms("delay_ms", delay_ms)
         with self._lock:
-            # self._push(self._now + delay_ms, callback, args, name), written out
             if self._cancelled > 512:
                 self._maybe_purge()
             when = self._now + delay_ms
@@ -429,23 +416,7 @@ class Scheduler:
 
     def _call_soon_unlocked(self, callback: Callable[..., Any], *args: Any,
                             name: str = "") -> TimerHandle:
-        if self._cancelled > 512:
-            self._maybe_purge()
-        when = self._now
-        seq = next(self._seq)
-        # TimerHandle(when, seq, name, callback, args, self), written out: no __init__ call
-        handle = _new_handle(TimerHandle)
-        handle.when = when
-        handle.seq = seq
-        handle.name = name or getattr(callback, "__name__", "?")
-        handle._callback = callback
-        handle._args = args
-        handle.cancelled = handle.done = False
-        handle._scheduler = self
-        heappush(self._heap, (when, seq, handle))
-        if self._sleepers:
-            self._notify_sleepers()
-        return handle
+        return self._call_at_unlocked(self._now, callback, *args, name=name)
 
     def call_later_deferrable(self, delay_ms: int, callback: Callable[..., Any], *args: Any,
                               name: str = "") -> TimerHandle:

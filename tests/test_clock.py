@@ -383,6 +383,18 @@ def test_run_until_a_past_time_is_rejected():
 # -- a scheduler only one thread uses ------------------------------------------------------------
 
 
+def _drive(sched: Scheduler, rng: random.Random, log: list, action: float,
+           spans: list[int]) -> None:
+    """The drivers the randomised workloads mix in, by `action` (< 1): `run_for` one of
+    `spans` below 0.8, `step` below 0.9, else a look at `pending()` and `peek()`."""
+    if action < 0.8:
+        log.append(("run_for", sched.run_for(rng.choice(spans))))
+    elif action < 0.9:
+        log.append(("step", sched.step(), sched.now))
+    else:
+        log.append(("pending", [(h.name, h.when) for h in sched.pending()], sched.peek()))
+
+
 def _workload(sched: Scheduler, seed: int) -> list:
     """A seeded mix of call_at/call_later/call_soon, cancellations, a timer lane, callbacks that
     schedule more, and every driver; returns what ran, when, and what the drivers returned."""
@@ -418,12 +430,8 @@ def _workload(sched: Scheduler, seed: int) -> list:
             log.append(("cancel", rng.choice(handles).cancel()))
         elif action < 0.65:
             dead.add(rng.randrange(step + 1))
-        elif action < 0.8:
-            log.append(("run_for", sched.run_for(rng.choice([0, 1, 3, 17]))))
-        elif action < 0.9:
-            log.append(("step", sched.step(), sched.now))
         else:
-            log.append(("pending", [(h.name, h.when) for h in sched.pending()], sched.peek()))
+            _drive(sched, rng, log, action, [0, 1, 3, 17])
     log.append(("run_for", sched.run_for(1_000), sched.now))
     return log
 
@@ -483,12 +491,8 @@ def _session_timers(sched: Scheduler, seed: int, deferred: bool) -> list:
             sched.call_later(rng.choice([0, 1, 30]), lambda s=step: log.append(("cb", s, sched.now)))
         elif action < 0.6 and handles:
             log.append(("cancel", handles[rng.choice(sorted(handles))].cancel()))
-        elif action < 0.8:
-            log.append(("run_for", sched.run_for(rng.choice([0, 1, 5, 30]))))
-        elif action < 0.9:
-            log.append(("step", sched.step(), sched.now))
         else:
-            log.append(("pending", [(h.name, h.when) for h in sched.pending()], sched.peek()))
+            _drive(sched, rng, log, action, [0, 1, 5, 30])
     log.append(("run_for", sched.run_for(1_000), sched.now))
     return log
 

@@ -16,6 +16,7 @@ from coordinator_kit.group.api import OffsetCommitRequest, PartitionData, Reques
 from coordinator_kit.invariants import InvariantMonitor
 from coordinator_kit.scenarios import SCENARIOS, new_cluster, run_scenario
 from coordinator_kit.topic import TopicPartition
+from faults import ACTIONS, apply_fault
 
 
 def kinds(cluster, kind, source=None):
@@ -354,8 +355,7 @@ def test_config_errors_are_refused_by_key():
 
 @settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(["crash", "pause", "slow", "drop", "cut", "heal",
-                                           "move", "add", "leave", "append"]),
+@given(st.lists(st.tuples(st.sampled_from(ACTIONS + ("append",)),
                           st.integers(0, 3), st.sampled_from([500, 5_000, 20_000, 60_000])),
                 min_size=1, max_size=6))
 def test_random_fault_schedules_keep_the_invariants(schedule):
@@ -365,31 +365,7 @@ def test_random_fault_schedules_keep_the_invariants(schedule):
     cluster.run_for(8_000)
     extra = 3
     for action, who, ms in schedule:
-        live = [c.name for c in cluster.consumers.values() if c.running and not c.crashed]
-        name = live[who % len(live)] if live else None
-        if action == "add" or name is None:
-            cluster.add_consumer(f"c{extra}")
-            extra += 1
-        elif action == "crash" and len(live) > 1:
-            cluster.crash(name)
-        elif action == "pause":
-            cluster.pause(name, ms)
-        elif action == "slow":
-            cluster.slow_poll(name, ms)
-        elif action == "drop":
-            cluster.drop_heartbeats(name, True)
-        elif action == "cut":
-            cluster.cut_off(name, True)
-        elif action == "heal":
-            cluster.cut_off(name, False)
-            cluster.drop_heartbeats(name, False)
-            cluster.slow_poll(name, 100)
-        elif action == "move":
-            cluster.move_coordinator("group-1")
-        elif action == "leave" and len(live) > 1:
-            cluster.leave(name)
-        elif action == "append":
-            cluster.fail_next_append(cluster.partition_of("group-1").partition)
+        extra = apply_fault(cluster, action, who, ms, extra)
         cluster.run_for(ms)
     cluster.run_for(60_000)
     cluster.monitor.check()

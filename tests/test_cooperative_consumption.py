@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from coordinator_kit.client import MemberState
 from coordinator_kit.scenarios import new_cluster
 from coordinator_kit.topic import TopicPartition
+from faults import ACTIONS, apply_fault
 
 REBALANCING = (MemberState.PREPARING_REBALANCE, MemberState.COMPLETING_REBALANCE)
 
@@ -104,8 +105,7 @@ def test_the_follow_up_join_group_leaves_in_the_poll_that_handled_the_sync_group
 
 @settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from(["crash", "pause", "slow", "drop", "cut", "heal",
-                                           "move", "add", "leave"]),
+@given(st.lists(st.tuples(st.sampled_from(ACTIONS),
                           st.integers(0, 3), st.sampled_from([500, 5_000, 20_000, 60_000])),
                 min_size=1, max_size=6))
 def test_cooperative_members_under_random_faults_keep_the_invariants(schedule):
@@ -119,29 +119,7 @@ def test_cooperative_members_under_random_faults_keep_the_invariants(schedule):
     cluster.run_for(8_000)
     extra = 3
     for action, who, ms in schedule:
-        live = [c.name for c in cluster.consumers.values() if c.running and not c.crashed]
-        name = live[who % len(live)] if live else None
-        if action == "add" or name is None:
-            cluster.add_consumer(f"c{extra}")
-            extra += 1
-        elif action == "crash" and len(live) > 1:
-            cluster.crash(name)
-        elif action == "pause":
-            cluster.pause(name, ms)
-        elif action == "slow":
-            cluster.slow_poll(name, ms)
-        elif action == "drop":
-            cluster.drop_heartbeats(name, True)
-        elif action == "cut":
-            cluster.cut_off(name, True)
-        elif action == "heal":
-            cluster.cut_off(name, False)
-            cluster.drop_heartbeats(name, False)
-            cluster.slow_poll(name, 100)
-        elif action == "move":
-            cluster.move_coordinator("group-1")
-        elif action == "leave" and len(live) > 1:
-            cluster.leave(name)
+        extra = apply_fault(cluster, action, who, ms, extra)
         for _ in range(ms // 500):
             cluster.run_for(500)
             assert all(set(c.positions) <= c.owned for c in cluster.consumers.values())

@@ -124,7 +124,9 @@ class HeartbeatWakeups:
 
     def __init__(self, scheduler: Scheduler) -> None:
         self._armed: dict[int, Consumer] = {}  # wake-ups that still stand; live(n) in C
-        self._owners: dict[int, Consumer] = {}  # wake-ups armed and not yet run or cancelled
+        # whom each wake-up wakes: the lane disarms a wake-up (pops it from _armed) just
+        # before it runs it, so _fire finds the consumer here
+        self._owners: dict[int, Consumer] = {}
         self._numbers = itertools.count(1)
         self.lane = TimerLane(scheduler, self._fire, self._armed.__contains__,
                               self._armed.pop, self._name)
@@ -315,13 +317,10 @@ class Consumer:
 
     def _stop(self) -> None:
         self.running = False
-        for h in (self._hb_handle, self._poll_handle):
-            if h is not None:
-                h.cancel()
-        self._hb_handle = self._poll_handle = None
-        if self._hb_wakeup:
-            self._wakeups.cancel(self._hb_wakeup)  # type: ignore[union-attr]
-            self._hb_wakeup = 0
+        if self._poll_handle is not None:
+            self._poll_handle.cancel()
+            self._poll_handle = None
+        self._disarm_heartbeat()
 
     def _require_alive(self, what: str) -> None:
         if self.crashed:
@@ -779,12 +778,7 @@ class Consumer:
     def _arm_heartbeat(self) -> None:
         """Wake the heartbeat thread at its next deadline (never in the past: when nothing is due,
         it waits `retry.backoff.ms`, as the Java thread does, so virtual time always moves)."""
-        if self._hb_handle is not None:
-            self._hb_handle.cancel()
-            self._hb_handle = None
-        if self._hb_wakeup:
-            self._wakeups.cancel(self._hb_wakeup)  # type: ignore[union-attr]
-            self._hb_wakeup = 0
+        self._disarm_heartbeat()
         config = self.config
         now = self.scheduler._now
         due = self.last_poll + config.max_poll_interval_ms + 1
@@ -806,6 +800,15 @@ class Consumer:
                 return
         self._hb_handle = self.scheduler.call_at(due, self._heartbeat_callback,
                                                  name=self._heartbeat_name)
+
+    def _disarm_heartbeat(self) -> None:
+        """Cancel the heartbeat thread's next wake-up, a handle or an in-flight wake-up."""
+        if self._hb_handle is not None:
+            self._hb_handle.cancel()
+            self._hb_handle = None
+        if self._hb_wakeup:
+            self._wakeups.cancel(self._hb_wakeup)  # type: ignore[union-attr]
+            self._hb_wakeup = 0
 
     def _heartbeat_tick(self) -> None:
         self._hb_handle = None
@@ -938,10 +941,7 @@ class Consumer:
 
     def _consumed_offsets(self) -> dict[TopicPartition, int]:
         owned = self.owned
-        positions = self.positions
-        if len(positions) == 1:  # one partition (a member of a big group): nothing to sort
-            return {tp: pos for tp, pos in positions.items() if tp in owned}
-        return {tp: pos for tp, pos in sorted(positions.items(), key=_by_partition)
+        return {tp: pos for tp, pos in sorted(self.positions.items(), key=_by_partition)
                 if tp in owned}
 
     def _maybe_auto_commit(self) -> None:

@@ -296,7 +296,7 @@ class GroupMetadataManager:
         """A static member restarted with the same group.instance.id (spec §3.9)."""
         current_leader = group.leader_id
         new = group.replace_static_member(request.group_instance_id or "", old_id, new_id)
-        self._reschedule_heartbeat(group, new)
+        self.reschedule_heartbeat(group, new)
         old_rebalance, old_session = new.rebalance_timeout_ms, new.session_timeout_ms
         old_protocols = list(new.supported_protocols)
         group.update_member(new, request.protocols, request.rebalance_timeout_ms,
@@ -312,7 +312,7 @@ class GroupMetadataManager:
                     if f.failed():
                         group.update_member(new, old_protocols, old_rebalance, old_session, None)
                         old = group.replace_static_member(instance or "", new_id, old_id)
-                        self._reschedule_heartbeat(group, old)
+                        self.reschedule_heartbeat(group, old)
                         response.complete(JoinGroupResponse(
                             _append_error(f.exception()), group.generation_id,
                             group.protocol_type, group.protocol_name, current_leader or "",
@@ -439,7 +439,7 @@ class GroupMetadataManager:
         for member in list(group.members.values()):
             group.complete_join_future(member, self._join_response(
                 group, member.member_id, leader_view=group.is_leader(member.member_id)))
-            self._reschedule_heartbeat(group, member)
+            self.reschedule_heartbeat(group, member)
             member.is_new = False
             group.pending_sync_members.add(member.member_id)
         generation = group.generation_id
@@ -482,7 +482,7 @@ class GroupMetadataManager:
             response = SyncGroupResponse(error, group.protocol_type if ok else None,
                                          group.protocol_name if ok else None, m.assignment)
             if group.complete_sync_future(m, response):
-                self._reschedule_heartbeat(group, m)
+                self.reschedule_heartbeat(group, m)
 
     # -- heartbeats and session expiry (spec §3.6, §3.8) ---------------------------------------
 
@@ -493,20 +493,10 @@ class GroupMetadataManager:
             self.timer.schedule(key, timeout_ms, False,
                                 lambda: self._expire_heartbeat(group_id, member_id))
 
-    def _reschedule_heartbeat(self, group: ClassicGroup, member: ClassicGroupMember) -> None:
+    def reschedule_heartbeat(self, group: ClassicGroup, member: ClassicGroupMember) -> None:
+        """Push a member's session timeout back (a heartbeat, a join or sync, and a classic
+        member's offset commit, as Kafka's commitOffset does)."""
         self._schedule_heartbeat(group.group_id, member.member_id, member.session_timeout_ms)
-
-    def push_back_session(self, group: ClassicGroup, member: ClassicGroupMember) -> None:
-        """`_reschedule_heartbeat` for a member of a group at hand (a heartbeat or a commit):
-        its pending session timeout moves in place, or a new one is scheduled."""
-        if not self.timer.reschedule(f"heartbeat-{group.group_id}-{member.member_id}",
-                                     member.session_timeout_ms):
-            self._schedule_heartbeat(group.group_id, member.member_id, member.session_timeout_ms)
-
-    def reschedule_member_heartbeat(self, group_id: str, member_id: str) -> None:
-        group = self.groups.get(group_id)
-        if group is not None and group.has_member(member_id):
-            self._reschedule_heartbeat(group, group.member(member_id))
 
     def _expire_heartbeat(self, group_id: str, member_id: str) -> CoordinatorResult[None]:
         group = self.groups.get(group_id)
@@ -559,7 +549,7 @@ class GroupMetadataManager:
         if group.state is E:
             return _HEARTBEAT_UNKNOWN_MEMBER_RESULT
         member = group.members[request.member_id]
-        self.push_back_session(group, member)
+        self.reschedule_heartbeat(group, member)
         if group.state is P:
             return _HEARTBEAT_REBALANCING_RESULT
         return _HEARTBEAT_OK_RESULT
@@ -730,7 +720,7 @@ class GroupMetadataManager:
         for group_id, group in sorted(self.groups.items()):
             self.log.log("G-LOADED", group=group_id, members=len(group.members))
             for member in group.members.values():
-                self._reschedule_heartbeat(group, member)
+                self.reschedule_heartbeat(group, member)
             if len(group.members) > self.config.group_max_size:
                 self.prepare_rebalance(group, f"Freshly-loaded group {group_id} (size "
                                               f"{len(group.members)}) is over capacity "

@@ -85,9 +85,7 @@ class OffsetMetadataManager:
                 group.state in _G_STABLE_OR_PREPARING:
             member = group.members.get(request.member_id)
             if member is not None:
-                # a classic member's commit also pushes its session timeout back, as Kafka's
-                # commitOffset does (groups.reschedule_member_heartbeat, written out)
-                self.groups.push_back_session(group, member)
+                self.groups.reschedule_heartbeat(group, member)
         return CoordinatorResult(records, OffsetCommitResponse(errors))
 
     def _validate_commit(self, request: OffsetCommitRequest) -> ClassicGroup | None:

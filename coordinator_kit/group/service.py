@@ -60,9 +60,9 @@ def _heartbeat_error(e: Errors) -> HeartbeatResponse:
     return HeartbeatResponse(Errors.NONE if e is Errors.COORDINATOR_LOAD_IN_PROGRESS else e)
 
 
-# the failure mappings of the error builders that capture nothing, made once
-_FAILURES: dict[Any, Callable[[BaseException], Any]] = {
-    on_error: _failure(on_error) for on_error in (_heartbeat_error, LeaveGroupResponse)}
+# what a failed Heartbeat or LeaveGroup write answers (they capture nothing: made once)
+_HEARTBEAT_FAILED = _failure(_heartbeat_error)
+_LEAVE_FAILED = _failure(LeaveGroupResponse)
 
 
 def java_string_hashcode(text: str) -> int:
@@ -192,13 +192,10 @@ class GroupCoordinatorService:
         return future
 
     def _write(self, name: str, group_id: str, op: Callable[[GroupCoordinatorShard], Any],
-               on_error: Callable[[Errors], T] | None,
-               failed: Callable[[BaseException], T] | None = None) -> CoordinatorFuture[T]:
+               failed: Callable[[BaseException], T]) -> CoordinatorFuture[T]:
         """Schedule a write whose own future carries the response; a failure completes it
-        with `on_error` of the failure's error code, or with `failed(exception)` when given
-        (the write's future itself: no second future, callback or closure per request)."""
-        if failed is None:
-            failed = _FAILURES.get(on_error) or _failure(on_error)  # type: ignore[arg-type]
+        with `failed(exception)` (the write's future itself: no second future, callback or
+        closure per request)."""
         try:
             return self.runtime.schedule_write_operation(
                 name, self.partition_for(group_id), op, self.config.offsets_commit_timeout_ms,
@@ -285,7 +282,7 @@ class GroupCoordinatorService:
         def op(shard: GroupCoordinatorShard) -> Any:
             return shard.classic_group_heartbeat(ctx, request)
         future = self._write("classic-group-heartbeat", request.group_id,
-                             op if watch is None else watch.wrap(op), _heartbeat_error)
+                             op if watch is None else watch.wrap(op), _HEARTBEAT_FAILED)
         return future if watch is None else watch.attach(future)
 
     def leave_group(self, ctx: RequestContext, request: LeaveGroupRequest
@@ -300,7 +297,7 @@ class GroupCoordinatorService:
             def op(shard: GroupCoordinatorShard) -> Any:
                 return shard.classic_group_leave(ctx, request)
             future = self._write("classic-group-leave", request.group_id,
-                                 op if watch is None else watch.wrap(op), LeaveGroupResponse)
+                                 op if watch is None else watch.wrap(op), _LEAVE_FAILED)
         return future if watch is None else watch.attach(future)
 
     def commit_offsets(self, ctx: RequestContext, request: OffsetCommitRequest
@@ -315,8 +312,7 @@ class GroupCoordinatorService:
             future = self._failed(CoordinatorFuture("commit-offset"), write.error(bad))
         else:
             future = self._write("commit-offset", request.group_id,
-                                 write if watch is None else watch.wrap(write), None,
-                                 write.failed)
+                                 write if watch is None else watch.wrap(write), write.failed)
         return future if watch is None else watch.attach(future)
 
     def fetch_offsets(self, ctx: RequestContext, request: OffsetFetchRequest

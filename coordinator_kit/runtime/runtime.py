@@ -903,8 +903,7 @@ class CoordinatorRuntime(Generic[S]):
             self.log.log("R-SCHED-WRITE", name=name)
         event = _WriteEvent(self, name, tp, op,
                             self._write_timeout_ms if timeout_ms is None else timeout_ms)
-        if on_error is not None:
-            event.on_error = on_error
+        event.on_error = on_error
         try:
             self.processor.enqueue_last(event)
         except RejectedExecutionError:
