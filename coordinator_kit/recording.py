@@ -164,6 +164,9 @@ class Branch:
     checkpoints: list[_Checkpoint]
     events: list[TraceEvent]
     frontier: Position
+    # positions at which every callback due at or before `time` had run, every ~1,000 moves:
+    # from one of them a replay runs whole milliseconds in bulk (see Recording.seek_move)
+    index: list[Position]
 
     def describe(self) -> str:
         where = "" if self.forked_at is None else f", forked from {self.parent} at " \
@@ -243,6 +246,28 @@ class _ModuleConstants:
 _CONSTANTS = _ModuleConstants()
 
 
+class _EventsMark:
+    """Stands for the trace's event list in a checkpoint: how many events there were. Trace
+    events never change once recorded, so a checkpoint shares them instead of copying them."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
+_ROOTS: list[Cluster] = []  # the cluster a checkpoint is being loaded into (see `_root`)
+_LOAD_LOCK = threading.Lock()
+
+
+def _root() -> Cluster:
+    return _ROOTS[-1]
+
+
+def _constant(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(module), name)
+
+
 class _Pickler(cloudpickle.Pickler):
     dispatch_table = {**cloudpickle.Pickler.dispatch_table,  # type: ignore[dict-item]
                       _LOCK: lambda _l: (threading.Lock, ()),
@@ -250,62 +275,46 @@ class _Pickler(cloudpickle.Pickler):
                       threading.Condition: _reduce_condition,
                       itertools.count: _reduce_count}
 
-    def __init__(self, file: io.BytesIO, root: Cluster, events: list[TraceEvent]) -> None:
+    def __init__(self, file: io.BytesIO, root: Cluster) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self._root = root
-        self._events = events
         self._constants = _CONSTANTS.by_id
 
-    def persistent_id(self, obj: Any) -> Any:  # noqa: D401 - pickle's hook
-        # A reference is pickled too (through this hook again), so it holds no str: int tags
-        # and bytes.
-        if obj.__class__ is str:
-            # Identifier-like strings are interned by the compiler, and code compares some of
-            # them by identity (a future's `_state is _PENDING`): load them interned again.
-            if len(obj) <= 32 and obj.isidentifier():
-                return (_STR, obj.encode())
-            return None
+    def reducer_override(self, obj: Any) -> Any:
+        # Called for instances, classes and functions (not for str, int, list, dict...): the
+        # cluster itself becomes a reference to the cluster being restored, so everything that
+        # points at it keeps pointing at the same object; the kit's module-level objects are
+        # referred to by name, so that identity checks (`x is _IN_LANE`) hold after a restore.
         if obj is self._root:
-            return (_ROOT,)
-        if obj is self._events:
-            return (_EVENTS, len(obj))
+            return _root, ()
         ref = self._constants.get(id(obj))
         if ref is not None:
-            return (_CONST, ref[0].encode(), ref[1].encode())
-        return None
-
-
-_ROOT, _EVENTS, _CONST, _STR = range(4)
-
-
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, file: io.BytesIO, root: Cluster, events: list[TraceEvent]) -> None:
-        super().__init__(file)
-        self._root = root
-        self._events = events
-
-    def persistent_load(self, pid: Any) -> Any:
-        kind = pid[0]
-        if kind == _STR:
-            return sys.intern(pid[1].decode())
-        if kind == _ROOT:
-            return self._root
-        if kind == _EVENTS:
-            return self._events[:pid[1]]
-        if kind == _CONST:
-            return getattr(importlib.import_module(pid[1].decode()), pid[2].decode())
-        raise pickle.UnpicklingError(f"unknown reference in a checkpoint: {pid!r}")
+            return _constant, ref
+        return super().reducer_override(obj)
 
 
 def _snapshot(cluster: Cluster) -> bytes:
     _CONSTANTS.refresh()
     buf = io.BytesIO()
-    _Pickler(buf, cluster, cluster.trace.events).dump(cluster.__dict__)
+    trace = cluster.trace
+    events = trace.events
+    trace.events = _EventsMark(len(events))  # type: ignore[assignment]
+    try:
+        _Pickler(buf, cluster).dump(cluster.__dict__)
+    finally:
+        trace.events = events
     return buf.getvalue()
 
 
 def _restore(state: bytes, cluster: Cluster, events: list[TraceEvent]) -> None:
-    restored = _Unpickler(io.BytesIO(state), cluster, events).load()
+    with _LOAD_LOCK:
+        _ROOTS.append(cluster)
+        try:
+            restored = pickle.loads(state)
+        finally:
+            _ROOTS.pop()
+    trace = restored["trace"]
+    trace.events = events[:trace.events.n]
     cluster.__dict__.clear()
     cluster.__dict__.update(restored)
 
@@ -434,7 +443,8 @@ def _json_value(name: str, value: Any) -> Any:
 # -- the recording ------------------------------------------------------------------------------
 
 _MIN_INTERVAL = 2_000
-_MAX_INTERVAL = 50_000
+_MAX_INTERVAL = 20_000
+_INDEX_EVERY = 1_000  # moves between two entries of a branch's time index
 
 
 class Recording:
@@ -463,7 +473,7 @@ class Recording:
         start = Position(0, cluster.scheduler.now)
         state = _snapshot(cluster)
         first = _Checkpoint(start, len(cluster.trace.events), state)
-        main = Branch("main", None, None, [], [first], cluster.trace.events, start)
+        main = Branch("main", None, None, [], [first], cluster.trace.events, start, [start])
         self.branches: dict[str, Branch] = {"main": main}
         self._cursor = _Cursor(cluster, main, start)
         self._interval = checkpoint_every or self._interval_for(len(state))
@@ -650,9 +660,24 @@ class Recording:
         if move == frontier.move:
             return self.seek_position(frontier)
         cur = self._cursor
+        # the last indexed position at or before `move`: bulk up to it, then move by move
+        index = self.branch.index
+        lo, hi = 0, len(index)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if index[mid].move <= move:
+                lo = mid + 1
+            else:
+                hi = mid
+        near = index[lo - 1]
         if move < cur.move:
             self._restore(_last(self.branch, lambda c: c.position.move <= move))
-        self._replay(lambda: cur.to_move(move))
+
+        def forward() -> None:
+            if near.move > cur.move:
+                cur.to_position(near)
+            cur.to_move(move)
+        self._replay(forward)
         return self.position
 
     def step_back(self, moves: int = 1) -> Position:
@@ -741,7 +766,8 @@ class Recording:
                      [a for a in old.actions if a.position.move < pos.move],
                      [c for c in old.checkpoints if c.position.move <= pos.move and
                       c.position.time <= pos.time],
-                     events, pos)
+                     events, pos,
+                     [p for p in old.index if p.move <= pos.move and p.time <= pos.time])
         self.branches[name] = new
         cur.branch = new
         if new.checkpoints[-1].position != pos:
@@ -862,10 +888,11 @@ class Recording:
 
     @staticmethod
     def _interval_for(state_bytes: int) -> int:
-        # Taking a checkpoint costs about what replaying 1/60 of a byte's worth of moves costs
-        # (measured: 3 MB for 100 consumers, ~50 ms either way for ~50k moves): small clusters
-        # checkpoint often so that stepping back stays instant, big ones less to save memory.
-        return max(_MIN_INTERVAL, min(_MAX_INTERVAL, state_bytes // 60))
+        # A checkpoint takes ~50 ns per byte to write, a move ~3.5 us to replay: one every
+        # bytes/20 moves keeps checkpointing near a quarter of the recording's time (100
+        # consumers: ~0.5 MB, one per ~26k moves, ~90 ms of replay at most), and small clusters
+        # checkpoint every 2,000 moves, so that stepping back stays instant.
+        return max(_MIN_INTERVAL, min(_MAX_INTERVAL, state_bytes // 20))
 
     def _checkpoint(self) -> None:
         cur = self._cursor
@@ -885,19 +912,19 @@ class Recording:
 
     def _extend_to_time(self, time: int) -> None:
         """From the end of the branch, compute up to `time` in chunks of virtual time sized to
-        make about a quarter of a checkpoint interval of moves each."""
+        make about `_INDEX_EVERY` moves each; each chunk's end goes into the branch's index."""
         cur = self._cursor
         sched = cur.cluster.scheduler
         chunk = self._chunk_ms
+        index = self.branch.index
         while True:
             end = min(time, sched.now + chunk)
             ran = sched.run_until(end)
             cur.move += ran
+            if ran and index[-1].move <= cur.move - _INDEX_EVERY // 2:
+                index.append(cur.position)
             self._advance_frontier()
-            if ran:
-                chunk = int(chunk * (self._interval / 4) / ran) or 1
-            else:
-                chunk *= 4
+            chunk = int(chunk * _INDEX_EVERY / ran) if ran else chunk * 4
             chunk = max(1, min(chunk, 3_600_000))
             if end >= time:
                 break

@@ -40,6 +40,11 @@ class CoordinatorFuture(Generic[T]):
         self._callbacks: Any = None
         self._cond: threading.Condition | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (a recording's checkpoint) with its state as a name: the states are compared
+        by identity, and a str loaded from a pickle is a new object."""
+        return _rebuild, (self.name, self._state, self._value, self._callbacks)
+
     def done(self) -> bool:
         return self._state is not _PENDING
 
@@ -135,3 +140,14 @@ class CoordinatorFuture(Generic[T]):
             what = err.name if err is not None else type(self._value).__name__
             return f"<CoordinatorFuture{label} failed: {what}>"
         return f"<CoordinatorFuture{label} done: {self._value!r}>"
+
+
+_STATES = {_PENDING: _PENDING, _DONE: _DONE, _FAILED: _FAILED}
+
+
+def _rebuild(name: str, state: str, value: Any, callbacks: Any) -> CoordinatorFuture[Any]:
+    future: CoordinatorFuture[Any] = CoordinatorFuture(name)
+    future._state = _STATES[state]  # the module's own str object, so `is` holds again
+    future._value = value
+    future._callbacks = callbacks
+    return future
