@@ -808,6 +808,26 @@ class Recording:
         _verify(copy.trace.events, b.events, cp.trace_len)
         return copy
 
+    def lookahead(self, ms: int) -> list[TraceEvent]:
+        """The trace events this branch makes in the next `ms` virtual ms (its later actions
+        included), worked out on a copy: the live cluster does not move and nothing is added
+        to the branch. For "predict, then reveal" questions."""
+        _check_ms("ms", ms, minimum=0)
+        target = self.position.time + ms
+        copy = Cluster.__new__(Cluster)
+        _restore(_snapshot(self.cluster), copy, self.cluster.trace.events)
+        cursor = _Cursor(copy, self.branch, self.position)
+        start = len(copy.trace.events)
+        frontier = self.branch.frontier
+        with _quiet(copy):
+            if target <= frontier.time:
+                cursor.to_time(target, frontier)
+            else:
+                if cursor.move < frontier.move or cursor.position.time < frontier.time:
+                    cursor.to_position(frontier)
+                copy.scheduler.run_until(target)
+        return copy.trace.events[start:]
+
     # -- export -------------------------------------------------------------------------------
 
     def export(self) -> dict[str, Any]:
