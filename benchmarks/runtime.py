@@ -131,7 +131,7 @@ and 5.0 before the linger-0 work below).
 
 CPU time, the code before the linger-0 work (4e3b223) and now, side by side in the same
 session (three rounds alternating the two trees, each `--writes 40000 --repeat 5 --cpu`, best
-round shown; the machine ran two other helpers' work, load average 4-6 on 2 cores):
+round shown; the machine ran two other jobs, load average 4-6 on 2 cores):
 
     =================================  ================  ================
     per_step=all, CPU time              before            now
@@ -147,8 +147,8 @@ Linger 0 gained about 30% in CPU time (mean of the rounds: JSON 91,800 -> 120,00
 allocate, free and walk); linger 10 is unchanged within the noise (one to two percent fewer
 instructions). In the same session the code before this work ran linger 0 at about the rate it
 ran on a quiet machine this morning (wall clock: JSON 94,761/s, binary 98,926/s), so linger 0
-should land near 120,000/s on a quiet machine, above both targets with room; the lead's
-quiet-machine run decides.
+should land near 120,000/s on a quiet machine, above both targets with room; a run on a quiet
+machine decides.
 
 After 6fb0dfe (work for the simulation benchmark that runs through the runtime): a future keeps
 a single done callback without a list, and `schedule_write_operation(..., on_error=...)` lets

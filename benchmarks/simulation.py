@@ -27,7 +27,7 @@ The trace runs at INFO (per-heartbeat events are DEBUG), as a learner's long-run
 would. Wall time is `time.perf_counter`, CPU time `time.process_time`; the kit's core reads
 neither.
 
-Where it stands (issue 3, the session after 6fb0dfe; 2-core machine, idle, no other job): 100
+Where it stands (the session after 6fb0dfe; 2-core machine, idle, no other job): 100
 consumers x 1 h at 1,174-1,316x virtual s per wall s (`--repeat 3`), and in five separate
 processes x 2 runs 1,056-1,254x: every run meets the target (1,000x per wall s). The session's
 first run, from the previous session's last commit (6fb0dfe), gave 958-1,072x; run back to back
@@ -95,7 +95,7 @@ from coordinator_kit.client.member import MemberState
 from coordinator_kit.clock import Scheduler
 from coordinator_kit.cluster import Cluster
 
-TARGET = 1000  # virtual seconds per wall second, 100 consumers (issue 3)
+TARGET = 1000  # virtual seconds per wall second, 100 consumers
 
 
 def _stable_cluster(consumers: int, poll_ms: int, partitions: int = 100) -> Cluster:

@@ -1,4 +1,4 @@
-"""The Spark log pipeline next to a single-process parse and a raw read of the same logs (issue 4).
+"""The Spark log pipeline next to a single-process parse and a raw read of the same logs.
 
 Run it from the repository root::
 
@@ -48,7 +48,7 @@ Check: Spark's and Python's figures must agree -- lines read, recognised, other,
 values of every column. A difference is printed and the script exits with status 1 (a
 benchmark whose two sides parse differently compares nothing).
 
-Target (issue 4): on this 2-core machine at 1 GiB, the Spark parse at least as fast as the
+Target: on this 2-core machine at 1 GiB, the Spark parse at least as fast as the
 single-process Python parse (wall clock, without start-up). A missed target exits with status
 0 unless `--strict` is given (then 2).
 
@@ -100,7 +100,7 @@ expression):
   most. Worth doing only with buckets regrouped by their first words (the Classifier allows
   any membership that keeps the relative order, but `_alt_index` assumes contiguous buckets).
 * 1 GiB, `--no-write`, after this round, on a very busy machine (load 17.4 at the start, 4.7
-  at the end; another helper's CPU-heavy benchmarks): Python 43.55 s / 43.5 CPU s, Spark 47.98
+  at the end; another job's CPU-heavy benchmarks): Python 43.55 s / 43.5 CPU s, Spark 47.98
   s / 92.5 CPU s, 0.91x (MISS; first cold run; round 2 took 86.43 s). CPU seconds inflate
   under that contention too: this run says little about the change, the microbenchmarks do.
   Again at load 2.7 (4.9 at the end): Python 45.85 s / 45.4 CPU s, Spark 83.60 s / 76.6 CPU s,

@@ -32,7 +32,8 @@ class ErrorInfo:
 
 
 class Errors(Enum):
-    """The subset of Kafka's `Errors` enum that the coordinator paths produce (spec §6)."""
+    """The subset of Kafka's `Errors` enum (`org.apache.kafka.common.protocol.Errors`) that the
+    coordinator paths produce."""
 
     UNKNOWN_SERVER_ERROR = ErrorInfo(
         -1, "The server experienced an unexpected error when processing the request.",
@@ -211,7 +212,7 @@ class IllegalStateTransition(RuntimeError):
             f"{target} may only be entered from {allowed_text}")
 
 
-# Spec §1.16: CoordinatorOperationExceptionHelper.handleOperationException.
+# CoordinatorOperationExceptionHelper.handleOperationException, as a table.
 _OPERATION_ERROR_MAP: dict[Errors, Errors] = {
     Errors.NETWORK_EXCEPTION: Errors.COORDINATOR_LOAD_IN_PROGRESS,
     Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
@@ -232,7 +233,8 @@ _OFFSET_FETCH_OVERRIDES: dict[Errors, Errors] = {
 
 
 def handle_operation_exception(exc: BaseException, *, offset_fetch: bool = False) -> Errors:
-    """The error a client sees for a failed coordinator operation (spec §1.16).
+    """The error a client sees for a failed coordinator operation (Kafka's
+    `CoordinatorOperationExceptionHelper.handleOperationException`).
 
     Internal errors such as a write timeout are not what Kafka sends back: a timed-out write is
     answered COORDINATOR_NOT_AVAILABLE so the client rediscovers the coordinator. Anything that

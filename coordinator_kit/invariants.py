@@ -10,26 +10,27 @@ high-watermark move (`check()`):
   the last committed one. The coordinator's own generation may go back on failover: a join
   phase bumps it in memory, and the record only comes with the leader's SyncGroup, so a new
   coordinator that loads the log before that resumes from the last committed generation, as
-  Kafka's does (spec §3.3, §4.2).
+  Kafka's does (`GroupMetadataManager.replay` builds the group from its last record).
 
 On every response a coordinator sends (`GroupCoordinatorService.add_response_listener`, the
 moment the broker completes it):
 
-* **no response before its records commit** (spec §1.5-§1.6): an OffsetCommit answered NONE
-  for a partition has its OffsetCommit record, appended after the request arrived, below the
-  partition's high watermark; a SyncGroup answered NONE finds its assignment in a committed
-  GroupMetadata record of that generation; a JoinGroup answered NONE while the group is Stable
-  (a follower rejoining, a static member replaced without a rebalance) finds the member in a
-  committed GroupMetadata record of that generation. Kafka's own exception is left alone: the
-  join responses of a join phase (CompletingRebalance) and MEMBER_ID_REQUIRED go out before
-  any record (spec §3.4: the JoinGroup response has its own future, and the record that
-  commits a new group's existence may still be in flight);
-* **a member with a stale generation is fenced** (spec §3.5, §3.6, §3.10): a Heartbeat,
-  SyncGroup or OffsetCommit whose generation (>= 0) is not the group's when the handler runs
-  never gets NONE, and gets ILLEGAL_GENERATION when the member itself is known. Kafka's
-  exceptions are not violations: an OffsetCommit with generation -1 carries no generation
-  (admin tools, `assign()` consumers, simple groups), and a Heartbeat that reaches a loading
-  coordinator is answered NONE without being looked at (spec §3.6, "blind").
+* **no response before its records commit** (`CoordinatorRuntime`'s deferred queue): an
+  OffsetCommit answered NONE for a partition has its OffsetCommit record, appended after the
+  request arrived, below the partition's high watermark; a SyncGroup answered NONE finds its
+  assignment in a committed GroupMetadata record of that generation; a JoinGroup answered NONE
+  while the group is Stable (a follower rejoining, a static member replaced without a rebalance)
+  finds the member in a committed GroupMetadata record of that generation. Kafka's own exception
+  is left alone: the join responses of a join phase (CompletingRebalance) and MEMBER_ID_REQUIRED
+  go out before any record (`classicGroupJoin`: the JoinGroup response has its own future, and
+  the record that commits a new group's existence may still be in flight);
+* **a member with a stale generation is fenced** (`classicGroupSync`, `classicGroupHeartbeat`,
+  `ClassicGroup.validateOffsetCommit`): a Heartbeat, SyncGroup or OffsetCommit whose generation
+  (>= 0) is not the group's when the handler runs never gets NONE, and gets ILLEGAL_GENERATION
+  when the member itself is known. Kafka's exceptions are not violations: an OffsetCommit with
+  generation -1 carries no generation (admin tools, `assign()` consumers, simple groups), and a
+  Heartbeat that reaches a loading coordinator is answered NONE without being looked at
+  (`GroupCoordinatorService.heartbeat`).
 
 `InvariantMonitor` watches a `Cluster` as it runs (through the trace and the brokers' response
 listeners; it only reads, so a monitored run has the same trace as an unmonitored one) and
@@ -345,7 +346,7 @@ class InvariantMonitor:
             self._fail(STALE_GENERATION_FENCED, who)
         elif sent.member_valid and sent.state != "Dead" \
                 and answered is not Errors.ILLEGAL_GENERATION:
-            # the member passed validation, so Kafka's next check is the generation (§3.5-3.10)
+            # the member passed validation, so Kafka's next check is the generation
             self._fail(STALE_GENERATION_FENCED, who + "; a known member gets ILLEGAL_GENERATION")
 
     def _group_state(self, broker_id: int, group_id: str) -> str | None:

@@ -15,8 +15,9 @@ import pytest
 def spark():
     """One local Spark session for the whole test run (tests using it carry @pytest.mark.spark).
 
-    local[1], one shuffle partition, no UI, no adaptive execution, 1 GB driver, UTC (see
-    shared/reference/jupyter-spark-notes.md §3.5). Skips when there is no Java to run it.
+    local[1], one shuffle partition, no UI, no adaptive execution, 1 GB driver, UTC: what keeps a
+    small test session fast to start and its results stable. Skips when there is no Java to run
+    it.
     """
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark tests need Java 17+ (no `java` on PATH, JAVA_HOME unset)")

@@ -1,8 +1,9 @@
 """`EventAccumulator`: per-key FIFO queues, one in-flight event per key, seeded random fairness.
 
-These tests follow spec §1.8 (Kafka's `EventAccumulator`). Most run on one thread and need no
-real time; the few that block in `poll`/`wait_idle` use other threads with generous timeouts and
-only ever *wait for* something to happen, so a slow machine makes them slower, never flaky.
+These tests follow Kafka's `EventAccumulator` (`org.apache.kafka.coordinator.common.runtime`).
+Most run on one thread and need no real time; the few that block in `poll`/`wait_idle` use other
+threads with generous timeouts and only ever *wait for* something to happen, so a slow machine
+makes them slower, never flaky.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def test_every_added_event_is_polled_exactly_once():
 
 
 def test_per_key_fifo():
-    """spec §1.8: events of one key come out in the order they were added."""
+    """Events of one key come out in the order they were added."""
     acc = EventAccumulator(random.Random(1))
     per_key = {k: [Ev(k, str(i)) for i in range(6)] for k in "abc"}
     for i in range(6):  # interleave the keys
@@ -100,7 +101,7 @@ def test_per_key_fifo():
 
 
 def test_add_first_jumps_the_queue_of_its_key():
-    """spec §1.8: `addFirst` puts the event at the head of its key's queue (HWM updates, flushes)."""
+    """`addFirst` puts the event at the head of its key's queue (HWM updates, flushes)."""
     acc = EventAccumulator()
     a1, a2, hwm = Ev("a", "1"), Ev("a", "2"), Ev("a", "-hwm")
     acc.add_last(a1)
@@ -134,7 +135,7 @@ def test_add_first_on_a_new_key_makes_it_available():
 
 
 def test_at_most_one_in_flight_event_per_key():
-    """spec §1.8: a key's next event is not handed out until `done` is called for the current one."""
+    """A key's next event is not handed out until `done` is called for the current one."""
     acc = EventAccumulator()
     e0, e1, e2 = Ev("a", "0"), Ev("a", "1"), Ev("a", "2")
     for e in (e0, e1, e2):
@@ -197,8 +198,8 @@ def _order(seed: int | None, keys: str = "abcdefgh") -> list[str]:
 
 
 def test_random_key_choice_is_deterministic_for_a_seed():
-    """spec §1.8 picks a uniformly random available key; here the generator is seeded, so a run
-    is reproducible."""
+    """Kafka's `poll` picks a uniformly random available key; here the generator is seeded, so a
+    run is reproducible."""
     assert _order(42) == _order(42)
     assert _order(None) == _order(None) == _order(0)  # default: random.Random(0)
 
@@ -213,7 +214,7 @@ def test_different_seeds_can_give_different_orders():
 
 
 def test_key_choice_is_spread_over_all_available_keys():
-    """Fairness (spec §1.8): every available key gets picked first about equally often.
+    """Fairness: every available key gets picked first about equally often.
 
     Deterministic (seeded), so the loose bound below never flakes."""
     rng = random.Random(2024)
@@ -231,7 +232,7 @@ def test_key_choice_is_spread_over_all_available_keys():
 
 
 def test_close_rejects_new_events():
-    """spec §1.8: once closed, `addLast`/`addFirst` reject with RejectedExecutionException."""
+    """Once closed, `addLast`/`addFirst` reject with RejectedExecutionException."""
     acc = EventAccumulator()
     acc.close()
     assert acc.closed
@@ -356,7 +357,7 @@ def test_wait_idle_does_not_steal_the_wakeup_of_a_blocked_poller(made_available_
 
 def test_concurrent_producers_and_consumers_keep_the_per_key_contract():
     """Several producer and consumer threads: every event is handed out once, per-key FIFO holds,
-    and no key ever has two events out at once (spec §1.8)."""
+    and no key ever has two events out at once."""
     acc = EventAccumulator(random.Random(5))
     keys = [f"k{i}" for i in range(5)]
     per_producer = 200

@@ -1,4 +1,5 @@
-"""Example tests for the client-side assignors (client-coordinator.md §4 and §6).
+"""Example tests for the client-side assignors (Kafka's `RangeAssignor`, `RoundRobinAssignor`,
+`StickyAssignor`, `CooperativeStickyAssignor`).
 
 Worked examples, the input rules, the registry and protocol selection, and the places where
 kafka-python 3.0.12 and Java disagree (the kit follows Java). Randomised comparisons with
@@ -53,24 +54,24 @@ TWO_BY_THREE = {"t0": 3, "t1": 3}
 TWO_MEMBERS = {"C0": Subscription(("t0", "t1")), "C1": Subscription(("t0", "t1"))}
 
 
-# -- worked example of §6 ----------------------------------------------------------------------
+# -- a worked example: 2 members, 2 topics x 3 partitions --------------------------------------
 
 def test_range_worked_example():
-    """§6: 2 members, 2 topics x 3 partitions -> C0 = t0p0,t0p1,t1p0,t1p1; C1 = t0p2,t1p2."""
+    """2 members, 2 topics x 3 partitions -> C0 = t0p0,t0p1,t1p0,t1p1; C1 = t0p2,t1p2."""
     result = parts(RangeAssignor().assign(TWO_BY_THREE, TWO_MEMBERS))
     assert result == {"C0": tps("t0p0 t0p1 t1p0 t1p1"), "C1": tps("t0p2 t1p2")}
     assert result == kafka_python_assign("range", TWO_BY_THREE, TWO_MEMBERS)
 
 
 def test_roundrobin_worked_example():
-    """§6: same input -> C0 = t0p0,t0p2,t1p1; C1 = t0p1,t1p0,t1p2."""
+    """Same input -> C0 = t0p0,t0p2,t1p1; C1 = t0p1,t1p0,t1p2."""
     result = parts(RoundRobinAssignor().assign(TWO_BY_THREE, TWO_MEMBERS))
     assert result == {"C0": tps("t0p0 t0p2 t1p1"), "C1": tps("t0p1 t1p0 t1p2")}
     assert result == kafka_python_assign("roundrobin", TWO_BY_THREE, TWO_MEMBERS)
 
 
 def test_roundrobin_skips_members_not_subscribed():
-    """§6 roundrobin with different subscriptions (kafka-python's docstring example)."""
+    """Roundrobin with different subscriptions (kafka-python's docstring example)."""
     subs = {"C0": Subscription(("t0",)), "C1": Subscription(("t0", "t1")),
             "C2": Subscription(("t0", "t1", "t2"))}
     result = parts(RoundRobinAssignor().assign({"t0": 1, "t1": 2, "t2": 3}, subs))
@@ -96,7 +97,7 @@ def test_range_orders_static_members_first_by_instance_id():
 
 
 def test_range_imbalance_compounds_across_topics():
-    """§6: the same members get the extra partition of every topic."""
+    """The same members get the extra partition of every topic."""
     subs = {f"C{i}": Subscription(("a", "b", "c")) for i in range(2)}
     result = parts(RangeAssignor().assign({"a": 3, "b": 3, "c": 3}, subs))
     assert [len(result["C0"]), len(result["C1"])] == [6, 3]
@@ -179,7 +180,8 @@ def test_names_and_protocols():
 
 
 def test_select_protocol_follows_java():
-    """§4: the default [range, cooperative-sticky] runs EAGER; cooperative alone runs COOPERATIVE."""
+    """ConsumerCoordinator: the default [range, cooperative-sticky] runs EAGER; cooperative
+    alone runs COOPERATIVE."""
     assert select_protocol([get_assignor("range"), get_assignor("cooperative-sticky")]) is EAGER
     assert select_protocol([get_assignor("cooperative-sticky")]) is COOPERATIVE
 
@@ -386,7 +388,7 @@ def test_revoked_topic_is_dropped_from_the_owner():
     assert result == {"C0": tps("t1p0"), "C1": tps("t0p0 t0p1")}
 
 
-# -- cooperative-sticky (§4: revoke first, hand over in the follow-up rebalance) ---------------
+# -- cooperative-sticky (KIP-429: revoke first, hand over in the follow-up rebalance) ----------
 
 def test_cooperative_join_takes_two_rounds():
     topics = ("t0", "t1")

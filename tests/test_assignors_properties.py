@@ -1,6 +1,7 @@
-"""Property tests: the kit's assignors against kafka-python and their own invariants (§4, §6).
+"""Property tests: the kit's assignors against kafka-python and their own invariants.
 
-client-coordinator.md §6 describes each assignor; §4 the cooperative two-round handover.
+Kafka's assignors are `RangeAssignor`, `RoundRobinAssignor`, `StickyAssignor` and
+`CooperativeStickyAssignor`; the cooperative one hands a partition over in two rounds (KIP-429).
 
 * ``range`` and ``roundrobin`` must give exactly kafka-python's answer on random groups (with
   static members listed first, the order in which kafka-python agrees with Java; see
@@ -248,7 +249,7 @@ def two_rounds(assign, counts, topics, members, before: Result) -> tuple[Result,
 
 @pytest.mark.parametrize("identical", [True, False], ids=["identical", "different"])
 def test_cooperative_sticky_against_kafka_python(identical):
-    """Both run the two rounds of §4 on the same change; compare where they end up."""
+    """Both run the two cooperative rounds on the same change; compare where they end up."""
     @SETTINGS
     @given(membership_changes(identical))
     def check(scenario):
@@ -298,7 +299,7 @@ def test_every_assignor_places_each_partition_once_deterministically(group, rnd)
         m: tuple(sorted(set(p) - set(withheld.get(m, ())))) for m, p in plan.target.items()}
 
 
-# -- cooperative-sticky over two rounds (§4) ---------------------------------------------------
+# -- cooperative-sticky over two rounds (KIP-429) ----------------------------------------------
 
 @st.composite
 def cooperative_groups(draw):

@@ -1,4 +1,4 @@
-"""One real-browser test (issue 5, "Tested once in a real browser").
+"""One real-browser test: the notebooks and the control panel, once in a real browser.
 
 Starts JupyterLab on 127.0.0.1 with a fresh token, opens a notebook in headless Chromium
 (Debian's `/usr/bin/chromium` driven by Playwright; Playwright never downloads a browser here),

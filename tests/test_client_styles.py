@@ -1,6 +1,7 @@
 """Client log lines in kafka-python's wording (client_style="kafka-python"): kafka-python 2.x
 (2.3.2) coordinator lines, Python logging's layout, the same events as the Java wording
-(kafka-log-formats.md, kafka-python table; client-coordinator.md §1.2)."""
+(kafka-python's `kafka/coordinator/base.py` and `consumer.py`; its member states UNJOINED,
+REBALANCING, STABLE)."""
 
 from __future__ import annotations
 

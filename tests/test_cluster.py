@@ -1,5 +1,6 @@
-"""Consumers and brokers together: scenarios, faults and invariants (issue 3; client-coordinator.md
-§2-§5, kafka-coordinator-spec.md §3)."""
+"""Consumers and brokers together: scenarios, faults and invariants (the Java client's
+`AbstractCoordinator`/`ConsumerCoordinator` against the classic paths of Kafka's
+`GroupMetadataManager`; docs/kafka-classes.md)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def test_same_seed_same_trace_different_seed_different_member_ids():
 
 
 def test_join_sequence_with_member_id_required_round_trip():
-    """client-coordinator.md §2 steps 1-7, in the Java client's words."""
+    """FindCoordinator, JoinGroup (MEMBER_ID_REQUIRED, KIP-394), JoinGroup again, SyncGroup, the
+    assignment: `AbstractCoordinator.joinGroupIfNeeded`, in the Java client's words."""
     cluster = run_scenario("consumer-joins")
     lines = cluster.log_lines(source="client-consumer-1")
     msgs = [ln.split("groupId=group-1] ", 1)[1].rsplit(" (", 1)[0] for ln in lines]
@@ -115,9 +117,10 @@ def test_gc_pause_longer_than_session_timeout_loses_partitions_and_rejoins():
 
 
 def test_resume_ends_a_pause_early_and_runs_the_held_back_work_now():
-    """A pause (client-coordinator.md: a stop-the-world GC stops the poll loop and the heartbeat
-    thread) that `resume()` ends after 5 s: what the pause held back runs at once, in order, and
-    the member never misses its session; resuming a running or crashed member is refused."""
+    """A pause (a stop-the-world GC stops the poll loop and the heartbeat thread,
+    `AbstractCoordinator.HeartbeatThread`) that `resume()` ends after 5 s: what the pause
+    held back runs at once, in order, and the member never misses its session; resuming a
+    running or crashed member is refused."""
     cluster = run_scenario("second-joins", trace_level="INFO")
     c1, sched = cluster.consumer("consumer-1"), cluster.scheduler
     generation = cluster.group()["generation"]
@@ -197,10 +200,10 @@ def test_a_request_timeout_cancelled_from_pending_leaves_its_answer_deliverable(
 
 
 def test_in_flight_heartbeat_wakeup_is_pending_like_a_timer_and_cancelled_by_the_answer():
-    """client-coordinator.md (heartbeat thread): while a heartbeat is in flight the thread
-    sleeps until the session or poll deadline. That wake-up (kept in the cluster's
-    HeartbeatWakeups lane) shows in `pending()` under the thread's name at that deadline,
-    the answer cancels it, and one cancelled from `pending()` never runs."""
+    """`AbstractCoordinator.HeartbeatThread`: while a heartbeat is in flight the thread sleeps
+    until the session or poll deadline. That wake-up (kept in the cluster's HeartbeatWakeups
+    lane) shows in `pending()` under the thread's name at that deadline, the answer cancels it,
+    and one cancelled from `pending()` never runs."""
     cluster = Cluster(topics={"events": 2})
     cluster.add_consumer("c1", topics=("events",))
     cluster.run_until(lambda: cluster.consumer("c1").state is MemberState.STABLE)
@@ -381,7 +384,7 @@ def test_monitor_reports_a_double_owner():
     assert monitor.violations and monitor.violations[0].invariant == "single owner"
 
 
-# -- issue 3's list, the remaining points ------------------------------------------------------
+# -- misuse refused, the broker's limits, every assignor end to end, durability ----------------
 
 def test_more_misuse_is_refused_with_what_to_do_instead():
     cluster = Cluster()
@@ -435,9 +438,9 @@ def test_a_crashed_consumer_can_be_restarted():
 
 
 def test_session_timeout_above_the_broker_maximum_is_invalid():
-    """spec §3.1/§3.4: outside [group.min.session.timeout.ms, group.max.session.timeout.ms] the
-    JoinGroup gets INVALID_SESSION_TIMEOUT, fatal for the consumer; the bounds are the broker's
-    configs."""
+    """GroupCoordinatorService.joinGroup: outside [group.min.session.timeout.ms,
+    group.max.session.timeout.ms] the JoinGroup gets INVALID_SESSION_TIMEOUT, fatal for the
+    consumer; the bounds are the broker's configs."""
     cluster = new_cluster(trace_level="INFO",
                           group_config={"group.max.session.timeout.ms": 60_000,
                                         "offsets.topic.num.partitions": 3})
@@ -463,8 +466,8 @@ def test_an_unknown_assignor_is_refused_listing_the_known_ones():
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "cooperative-sticky"])
 def test_each_assignor_runs_a_group_through_joins_leaves_and_a_crash(strategy):
-    """client-coordinator.md §4, §6 end to end: every partition owned exactly once after each
-    change, cooperative members never give up what stays with them."""
+    """Eager and cooperative rebalancing, each assignor, end to end: every partition owned
+    exactly once after each change, cooperative members never give up what stays with them."""
     cluster = new_cluster(trace_level="INFO", topics={"orders": 12})
     for i in range(3):
         cluster.add_consumer(f"c{i}", partition_assignment_strategy=(strategy,))
@@ -532,7 +535,8 @@ def test_sticky_user_data_is_javas_encoding():
 def test_acknowledged_offsets_survive_any_number_of_failovers(schedule):
     """An offset commit answered NONE is durable: after coordinator moves, stalled replicas and
     failed appends, the group's committed offset of that partition is never below it, and the
-    monitor saw committed offsets neither lost nor moving back (spec §1.6, §4.2)."""
+    monitor saw committed offsets neither lost nor moving back (commits wait for the high
+    watermark; a new leader replays them)."""
     cluster = new_cluster(trace_level="INFO")
     for i in range(2):
         cluster.add_consumer(f"c{i}")

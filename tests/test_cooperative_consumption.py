@@ -1,6 +1,6 @@
-"""What a member consumes while its group rebalances (client-coordinator.md §4, eager against
-cooperative; Java's ConsumerCoordinator.onJoinPrepare / onJoinComplete, AbstractCoordinator
-.joinGroupIfNeeded, SubscriptionState.isFetchable, read at apache/kafka 4.0.0-SNAPSHOT, 1eb7644).
+"""What a member consumes while its group rebalances (eager against cooperative, KIP-429; Java's
+ConsumerCoordinator.onJoinPrepare / onJoinComplete, AbstractCoordinator.joinGroupIfNeeded,
+SubscriptionState.isFetchable, read at apache/kafka 4.0.0-SNAPSHOT, 1eb7644).
 
 COOPERATIVE: onJoinPrepare revokes nothing that is still subscribed, so the owned partitions stay
 assigned and fetchable while JoinGroup and SyncGroup are in flight; only what onJoinComplete

@@ -1,7 +1,7 @@
-"""The committed datasets and the large generator (DESIGN.md "Data flow": trace -> datasets/).
+"""The committed datasets and the large generator (the trace of a scenario -> datasets/).
 
 Checks that the committed files regenerate byte for byte, stay within the size budget, are in
-Kafka's log4j layout with catalogue messages only (kafka-log-formats.md, layout L-LOG4J), that
+Kafka's log4j layout with catalogue messages only (the parser's layout `LOG4J`), that
 the `__consumer_offsets` table agrees with the coordinator's committed offsets, that the large
 generator is deterministic and stops within one line of the asked size, and that bad input gets
 a clear error.
@@ -50,7 +50,8 @@ BODIES = {logger: re.compile("|".join(f"(?:{p})" for p in patterns), re.DOTALL)
 
 
 def assert_kafka_log(path: Path, min_level: str = "TRACE") -> int:
-    """Every line is L-LOG4J with a known logger and a catalogue message, in time order."""
+    """Every line is in Kafka's log4j layout (`LOG4J`) with a known logger and a catalogue message,
+    in time order."""
     data = path.read_bytes()
     assert b"\r" not in data, f"{path.name}: \\r in a line ending"
     assert not data or data.endswith(b"\n"), f"{path.name}: last line not ended"
@@ -111,7 +112,8 @@ def test_every_log_line_is_kafka_log4j_with_a_catalogue_message(name):
 @pytest.mark.parametrize("name", list(DATASETS))
 def test_offsets_table_matches_the_committed_offsets_of_the_cluster(name, clusters):
     """Replaying the OffsetCommit rows in offset order (a tombstone deletes) gives what the
-    coordinator reports as committed for every group (spec §4.1: the log is the state)."""
+    coordinator reports as committed for every group (the log is the state: a new leader
+    rebuilds it with `OffsetMetadataManager.replay`)."""
     cluster = clusters[name]
     with open(DATASETS_DIR / name / "consumer_offsets.csv", newline="") as f:
         rows = list(csv.DictReader(f))

@@ -1,7 +1,7 @@
-"""Diagrams are drawn from the state tables and committed; they must not drift (DESIGN.md, Tests).
+"""Diagrams are drawn from the state tables and committed; they must not drift.
 
-The tables are Kafka's: `CoordinatorState.canTransitionFrom` (spec §1.2),
-`ClassicGroupState.validPreviousStates` (spec §3.3) and the Java client's
+The tables are Kafka's: `CoordinatorState.canTransitionFrom`,
+`ClassicGroupState.validPreviousStates` and the Java client's
 `AbstractCoordinator.MemberState`.
 """
 
@@ -90,7 +90,7 @@ def test_every_allowed_transition_is_an_edge_with_its_trigger(table):
 def test_refused_transitions_are_not_drawn():
     assert '"INITIAL" -> "ACTIVE"' not in to_dot(CONTEXT_STATES)
     # Kafka: Empty can only be reached from PreparingRebalance; Stable only from
-    # CompletingRebalance (spec §3.3).
+    # CompletingRebalance (ClassicGroupState.validPreviousStates).
     group = to_dot(CLASSIC_GROUP_STATES)
     assert '"Stable" -> "Empty"' not in group
     assert '"PreparingRebalance" -> "Stable"' not in group

@@ -24,7 +24,7 @@ def test_every_exported_name_exists(name):
 
 
 def test_core_does_not_import_jupyter_spark_or_graphviz():
-    """DESIGN.md: layers only point down; the core runs without the notebook stack."""
+    """Layers only point down: the core runs without the notebook stack."""
     import subprocess
     import sys
 

@@ -1,4 +1,5 @@
-"""The broker's classic group coordinator, request by request (kafka-coordinator-spec.md §3-§4)."""
+"""The broker's classic group coordinator, request by request (Kafka's `GroupMetadataManager`,
+classic paths, and `OffsetMetadataManager`)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def stable_group(rig: Rig, clients=("a", "b")) -> dict[str, str]:
     return ids
 
 
-# -- §3.3 the state table ------------------------------------------------------------------------
+# -- the state table (ClassicGroupState.validPreviousStates) ---------------------------------------
 
 ALLOWED = {G.EMPTY: {G.PREPARING_REBALANCE},
            G.PREPARING_REBALANCE: {G.EMPTY, G.COMPLETING_REBALANCE, G.STABLE},
@@ -93,7 +94,7 @@ def test_classic_group_transition_table_is_spec_3_3(source, target):
             CLASSIC_GROUP_STATES.check(source, target)
 
 
-# -- §3.4 JoinGroup ---------------------------------------------------------------------------------
+# -- JoinGroup (classicGroupJoin) ------------------------------------------------------------------
 
 def test_first_join_gets_member_id_required_and_a_client_prefixed_id():
     rig = Rig()
@@ -114,7 +115,8 @@ def test_old_join_version_adds_the_member_directly():
 
 
 def test_initial_rebalance_delay_is_extended_while_members_arrive_and_capped():
-    """Spec §3.4: 3 s initial delay, extended in 3 s steps, capped by the rebalance timeout."""
+    """group.initial.rebalance.delay.ms (KIP-134): 3 s initial delay, extended in 3 s steps, capped
+    by the rebalance timeout (`tryCompleteInitialRebalanceElseSchedule`)."""
     rig = Rig()
     a = rig.join_member("a")
     fa = rig.join(a, "a", rebalance_ms=8000)
@@ -186,7 +188,7 @@ def test_group_max_size_refuses_the_extra_member():
     assert f.result().error is Errors.GROUP_MAX_SIZE_REACHED and f.result().member_id == ""
 
 
-# -- §3.5 SyncGroup ---------------------------------------------------------------------------------
+# -- SyncGroup (classicGroupSync) ------------------------------------------------------------------
 
 def test_followers_wait_for_the_leader_and_stable_only_after_the_record_commits():
     rig = Rig()
@@ -222,7 +224,7 @@ def test_sync_errors():
     assert assert_err(rig.sync(ids["b"], gen), Errors.REBALANCE_IN_PROGRESS)
 
 
-# -- §3.6 Heartbeat ---------------------------------------------------------------------------------
+# -- Heartbeat (classicGroupHeartbeat) -------------------------------------------------------------
 
 def test_heartbeat_answers_per_state():
     rig = Rig()
@@ -263,7 +265,7 @@ def test_heartbeat_to_a_loading_coordinator_is_answered_none():
     assert join.result().error is Errors.COORDINATOR_LOAD_IN_PROGRESS
 
 
-# -- §3.7, §3.8 LeaveGroup and session expiry ----------------------------------------------------
+# -- LeaveGroup and session expiry (classicGroupLeave, expireClassicGroupMemberHeartbeat) ----------
 
 def test_last_member_leaving_makes_the_group_empty_with_a_new_generation():
     rig = Rig()
@@ -298,7 +300,7 @@ def test_pending_member_that_never_rejoins_expires():
                f"expiration." in ln for ln in rig.lines())
 
 
-# -- §3.9 static membership ------------------------------------------------------------------------
+# -- static membership (KIP-345) -------------------------------------------------------------------
 
 def test_static_member_replacement_fences_the_old_id_without_a_rebalance():
     rig = Rig()
@@ -320,7 +322,7 @@ def test_static_member_replacement_fences_the_old_id_without_a_rebalance():
                "protocol will not trigger a rebalance." in ln for ln in rig.lines())
 
 
-# -- §3.10, §3.11 offsets ---------------------------------------------------------------------------
+# -- offsets (OffsetMetadataManager.commitOffset, fetchOffsets) ------------------------------------
 
 def commit(rig, gen, member, offsets, instance=None, version=8):
     return rig.svc.commit_offsets(RequestContext("c"), OffsetCommitRequest(
@@ -374,7 +376,7 @@ def test_offset_fetch_reads_at_the_committed_offset():
     assert f.result().offsets[("t", 0)].offset == 5 and f.result().offsets[("t", 1)].offset == -1
 
 
-# -- §4 replay after a coordinator move ----------------------------------------------------------
+# -- replay after a coordinator move (GroupMetadataManager.replay) ---------------------------------
 
 def test_groups_and_offsets_survive_a_coordinator_move():
     cluster = Cluster(brokers=3, offsets_partitions=1)
@@ -413,11 +415,12 @@ def test_group_config_refuses_bad_values_by_key():
         GroupCoordinatorConfig.from_properties({"group.size": 3})
 
 
-# -- §3.12 offset retention ------------------------------------------------------------------------
+# -- offset retention (cleanupGroupMetadata, OffsetExpirationConditionImpl) ------------------------
 
 def test_offsets_of_an_empty_group_expire_and_the_group_is_deleted():
-    """Spec §3.12: an Empty consumer group's offsets expire offsets.retention.ms after it became
-    Empty; when none is left the group itself is deleted (tombstones)."""
+    """OffsetExpirationConditionImpl: an Empty consumer group's offsets expire
+    offsets.retention.ms after it became Empty; when none is left the group itself is deleted
+    (tombstones)."""
     rig = Rig(**{"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 10_000})
     ids = stable_group(rig, ("a",))
     gen = rig.group().generation_id

@@ -524,7 +524,7 @@ def test_consumer_protocol_versions_like_javas_consumer_protocol():
 def test_offset_commit_fast_path_gives_the_codecs_bytes_and_errors():
     """The serde packs OffsetCommit key/value directly (the record a busy group writes most);
     the bytes equal the schema codec's for every shape, and whatever the direct path does not
-    take still gets the codec's error (spec §4.1)."""
+    take still gets the codec's error (`CoordinatorRecordSerde` framing)."""
     import random
 
     from coordinator_kit.group import records as rec

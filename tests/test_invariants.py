@@ -1,6 +1,8 @@
 """The invariant monitor: each invariant holds in real runs, and each one can fail (so none is
-vacuous). Spec sections: kafka-coordinator-spec.md §1.5-§1.6 (responses after commit), §3.3 and
-§4.2 (generations on load), §3.5, §3.6, §3.10 (stale generations fenced)."""
+vacuous). Kafka's side of each: responses wait in `CoordinatorRuntime`'s deferred queue until
+the high watermark passes their records; a loaded group takes the generation of its last
+`GroupMetadata` record (`GroupMetadataManager.replay`); `classicGroupSync`,
+`classicGroupHeartbeat` and `ClassicGroup.validateOffsetCommit` fence a stale generation."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ def test_every_scenario_checks_the_responses_it_sends(name):
     assert cluster.monitor.responses_checked > 5
 
 
-# -- no response before its records commit (spec §1.5-§1.6) -----------------------------------
+# -- no response before its records commit (the deferred queue) -------------------------------
 
 def test_responses_wait_for_their_records_to_commit():
     """A stalled follower holds the high watermark back: the commits and the leader's
@@ -123,7 +125,7 @@ def test_a_committed_generation_going_back_is_caught():
     assert broken(monitor, "generations grow")[0].startswith("committed generation went from")
 
 
-# -- a member with a stale generation is fenced (spec §3.5, §3.6, §3.10) ----------------------
+# -- a member with a stale generation is fenced -----------------------------------------------
 
 def stale_requests(cluster):
     """Heartbeat, SyncGroup and OffsetCommit of a live member, one generation back."""
@@ -153,7 +155,7 @@ def test_stale_generations_get_illegal_generation():
 def test_kafkas_exceptions_are_not_violations():
     """Generation -1 carries no generation (an admin commit: refused here for the non-empty
     group with UNKNOWN_MEMBER_ID); a heartbeat reaching a loading coordinator gets a blind NONE
-    (spec §3.6)."""
+    (`GroupCoordinatorService.heartbeat`)."""
     cluster = run_scenario("second-joins", trace_level="INFO")
     svc = cluster.brokers[cluster.coordinator_for("group-1")].service
     commit = svc.commit_offsets(RequestContext("admin"), OffsetCommitRequest(

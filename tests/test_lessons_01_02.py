@@ -2,9 +2,10 @@
 show, and every exercise check accepts a right answer, rejects wrong ones with a hint, and
 reports a placeholder as "not answered yet".
 
-Spec references: client-coordinator.md §2-§4 (join/sync, timers, eager vs cooperative),
-kafka-coordinator-spec.md §3.3-§3.10 (group states, JoinGroup, heartbeat, session expiry,
-static membership, offset commits re-arming the session).
+Kafka's side: the Java client's `AbstractCoordinator`, `Heartbeat` and `ConsumerCoordinator`
+(join/sync, timers, eager vs cooperative), and the classic paths of `GroupMetadataManager`
+(group states, JoinGroup, heartbeat, session expiry, static membership) and
+`OffsetMetadataManager.commitOffset` (offset commits re-arming the session).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def test_log_view_refuses_an_unknown_source():
         run.log(who="consumer-9")
 
 
-# -- lesson 01: what the runs show (spec §3.6, §3.8, §3.10; client §3.1) -------------------------
+# -- lesson 01: what the runs show (heartbeats, session expiry, commits re-arming) ---------------
 
 
 def test_three_timers_follow_the_config():
@@ -160,7 +161,7 @@ def test_check_join_timeout():
     assert "whole number" in hb.check_join_timeout("125 s").message
 
 
-# -- lesson 02: what the runs show (client §2, §4, §6; spec §3.3-§3.5, §3.9) ---------------------
+# -- lesson 02: what the runs show (join/sync, assignors, static membership) ---------------------
 
 
 def test_first_join_takes_member_id_required_then_join_then_sync():

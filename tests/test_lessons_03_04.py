@@ -1,10 +1,10 @@
 """Lessons 03 (CoordinatorRuntime lifecycle) and 04 (offsets and failover): the helpers the
 notebooks call, their exercise checks, and the notebooks' shape.
 
-The scenario helpers are checked against the spec sections they demonstrate
-(shared/reference/kafka-coordinator-spec.md); each exercise check must accept the right answer in
-every form it advertises, reject wrong ones with a hint that points at the mistake, and report an
-unanswered exercise (`...`) without raising.
+The scenario helpers are checked against the Kafka behaviour they demonstrate (the method is
+named in each test; docs/kafka-classes.md has them all); each exercise check must accept the
+right answer in every form it advertises, reject wrong ones with a hint that points at the
+mistake, and report an unanswered exercise (`...`) without raising.
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ NB04 = NOTEBOOKS / "04_offsets_and_failover.ipynb"
 
 
 # --------------------------------------------------------------------------------------------
-# Lesson 03 scenario helpers, against the spec
+# Lesson 03 scenario helpers, against Kafka's CoordinatorRuntime
 
 
 def test_steps_table_reproduces_the_worked_example_1_15():
-    """Spec §1.15 on a live, replicated partition: offsets, snapshots and completions."""
+    """Kafka's CoordinatorRuntimeTest.testScheduleWriteOp on a live, replicated partition:
+    offsets, snapshots and completions."""
     sb = rl.loaded_sandbox()
     steps = rl.Steps(sb)
     w1 = rl.write(sb, "write#1", {"r1": "a", "r2": "b"})
@@ -58,7 +59,7 @@ def test_steps_table_reproduces_the_worked_example_1_15():
 
 
 def test_reload_keeps_snapshots_at_the_hwm_and_at_each_batch_end_above_it():
-    """Spec §1.3: after a load only snapshots >= HWM exist, one per batch end."""
+    """CoordinatorLoaderImpl: after a load only snapshots >= HWM exist, one per batch end."""
     sb = rl.reload_with_tail([{"a": "1"}, {"b": "2"}], [{"x": "1"}, {"y": "2", "z": "3"},
                                                         {"w": "4"}])
     d = sb.describe()
@@ -72,7 +73,7 @@ def test_reload_keeps_snapshots_at_the_hwm_and_at_each_batch_end_above_it():
 
 
 def test_queued_loads_report_the_time_spent_in_the_loaders_scheduler():
-    """Spec §1.3: one loader thread; the wait shows as 'spent in the scheduler'."""
+    """CoordinatorLoaderImpl: one loader thread; the wait shows as 'spent in the scheduler'."""
     lines = rl.queued_loads(3, 50)
     assert len(lines) == 3
     waits = [int(ln.split(" where ")[1].split("ms")[0]) for ln in lines]
@@ -83,7 +84,8 @@ def test_queued_loads_report_the_time_spent_in_the_loaders_scheduler():
 
 
 def test_failed_batch_reverts_every_write_of_the_batch():
-    """Spec §1.5: a failed append reverts to the batch's base offset and fails all its writes."""
+    """CoordinatorContext.failCurrentBatch: a failed append reverts to the batch's base offset and
+    fails all its writes."""
     sb, futures = rl.failed_batch(2, ["a", "b", "c"])
     assert all(rl.error_of(f) is Errors.KAFKA_STORAGE_ERROR for f in futures)
     d = sb.describe()
@@ -92,7 +94,7 @@ def test_failed_batch_reverts_every_write_of_the_batch():
 
 
 def test_request_errors_follow_the_context_state_not_a_queue():
-    """Spec §1.14: LOADING answers COORDINATOR_LOAD_IN_PROGRESS; FAILED and unloaded
+    """withActiveContextOrThrow: LOADING answers COORDINATOR_LOAD_IN_PROGRESS; FAILED and unloaded
     NOT_COORDINATOR; nothing is queued for after the load."""
     assert rl.request_errors() == {"LOADING": Errors.COORDINATOR_LOAD_IN_PROGRESS,
                                    "FAILED": Errors.NOT_COORDINATOR,
@@ -173,7 +175,7 @@ def test_write_refuses_records_that_are_not_strings():
 
 
 def test_every_seed_claim_points_at_a_section_of_notebook_03():
-    """The seed-vs-code table names, for every claim, where notebook 03 shows it."""
+    """The walkthrough-vs-code table names, for every claim, where notebook 03 shows it."""
     nb = json.loads(NB03.read_text())
     headings = "\n".join("".join(c["source"]) for c in nb["cells"]
                          if c["cell_type"] == "markdown")
@@ -335,7 +337,8 @@ def test_explain_record_takes_an_offset_commit_apart_byte_by_byte(failover):
 
 
 def test_failover_rebuilds_the_same_group_and_offsets_by_replay(failover):
-    """Spec §1.3/§4.2: the new leader replays the log into the same group and offsets."""
+    """scheduleLoadOperation, GroupMetadataManager.replay: the new leader replays the log into the
+    same group and offsets."""
     _, before, after = failover
     assert (before.broker, after.broker) == (2, 0)
     rows = {r[0]: r[3] for r in of.compare_states(before, after).rows}
@@ -356,7 +359,7 @@ def test_coordinator_state_reports_the_error_a_client_would_get():
 
 
 def test_a_parked_commit_is_lost_only_unacknowledged():
-    """DESIGN invariant: no acknowledged offset is lost across failover, even when a commit was
+    """The kit's invariant: no acknowledged offset is lost across failover, even when a commit was
     in flight (it fails NOT_COORDINATOR and the consumer commits again)."""
     cluster = of.group_cluster(consumers=2, run_ms=20_000)
     of.stall_followers(cluster, "group-1")
@@ -409,8 +412,8 @@ def test_offsets_exercise_2_counts_the_records_in_the_log():
 
 
 def test_offsets_exercise_3_a_timed_out_commit_still_commits():
-    """Spec §1.5 (a timeout rolls nothing back) and §1.16 (REQUEST_TIMED_OUT is answered as
-    COORDINATOR_NOT_AVAILABLE)."""
+    """OperationTimeout (a timeout rolls nothing back) and handleOperationException
+    (REQUEST_TIMED_OUT is answered as COORDINATOR_NOT_AVAILABLE)."""
     assert of.exercise_3_outcome() == (Errors.COORDINATOR_NOT_AVAILABLE, True)
     assert of.check_exercise_3(("COORDINATOR_NOT_AVAILABLE", True)).ok is True
     assert of.check_exercise_3((15, True)).ok is True

@@ -2,9 +2,10 @@
 
 The checks compute their answers without a JVM (the pure-Python parser, which gives the Spark
 loader's rows, or the kit's trace); the tests marked `spark` show that the Spark pipeline the
-notebook uses finds the same numbers. Spec sections: kafka-coordinator-spec.md §3.3-§3.8 (group
-states, join, sync, heartbeat, leave, session expiry), §1.3/§1.4 (loads), §1.10 (timers);
-kafka-log-formats.md for the old Java client wordings.
+notebook uses finds the same numbers. Kafka's side: the classic paths of `GroupMetadataManager`
+(group states, join, sync, heartbeat, leave, session expiry), `CoordinatorRuntime`'s loads and
+unloads, its timers (`EventBasedCoordinatorTimer`); `coordinator_kit/logs/wordings.py` for the
+old Java client wordings.
 """
 
 from __future__ import annotations
@@ -36,12 +37,13 @@ def test_dataset_logs_are_the_log_files_only():
 
 def test_the_seed_log_keeps_the_seeds_messages_in_kafkas_log4j_layout():
     lines = sl.SEED_LOG.read_text(encoding="utf-8").splitlines()
-    # Kafka 0.9.0.1 logs every one of these at DEBUG (the seed's line numbers are its sources')
+    # Kafka 0.9.0.1 logs every one of these at DEBUG (the blog post's line numbers are its
+    # sources')
     layout = re.compile(r"^\[2016-05-13 07:38:\d\d,\d{3}\] DEBUG (.*) \(([\w.$]+):(\d+)\)$")
     parsed = [layout.match(line) for line in lines[:-1]]
     assert all(parsed), [line for line, m in zip(lines, parsed) if not m]
     messages = [m.group(1) for m in parsed]
-    # the seed's join, in its order (kafka-log-formats.md: J-REVOKE, J-REJOIN, J-ASSIGNED)
+    # the 0.9 consumer's join, in its order (wordings J-REVOKE, J-REJOIN, J-ASSIGNED)
     order = [messages.index("Revoking previously assigned partitions []"),
              messages.index("(Re-)joining group wfc_integration_test"),
              messages.index("Setting newly assigned partitions [basicproducer-0]")]
@@ -100,7 +102,7 @@ def test_table_prints_times_like_the_logs_and_shortens_member_ids():
      "left", "billing-2-92cc6bff-4a4f-48e5-a487-31328c62ee38"),
 ])
 def test_rebalance_reasons_name_the_member_and_the_cause(reason, cause, member):
-    """spec §3.3: the coordinator's prepareRebalance reason, by trigger (join, expiry, leave)."""
+    """The reason GroupMetadataManager.prepareRebalance logs, by trigger (join, expiry, leave)."""
     for name, pattern in sl._CAUSES:
         m = re.search(pattern, reason)
         if m:
@@ -126,7 +128,8 @@ def test_write_logs_without_a_directory_uses_a_fresh_temporary_folder():
 
 
 def test_pause_run_keeps_the_short_pause_and_expires_the_long_one():
-    """spec §3.8: a member is removed session.timeout.ms after its timer was last re-armed."""
+    """expireClassicGroupMemberHeartbeat: a member is removed session.timeout.ms after its timer
+    was last re-armed."""
     cluster = sl.pause_run()
     failed = [e for e in cluster.trace.events if e.kind == "member_session_expired"]
     assert len(failed) == 1 and failed[0].fields["member"].startswith("consumer-2-")
@@ -320,7 +323,7 @@ def test_spark_heartbeat_gaps_of_the_pause_run(session):
     left = sl.collect(member_departures(paused.events))
     assert list(left["cause"]) == ["session_expiry"]
     # the expired member's last gap is closed by its removal, session.timeout.ms after the
-    # last re-arm (spec §3.8)
+    # last re-arm (expireClassicGroupMemberHeartbeat)
     pdf = sl.collect(gaps)
     closing = pdf[pdf["event"] == "member_session_expired"]
     assert list(closing["gap_ms"]) == [sl.SESSION_TIMEOUT_MS]

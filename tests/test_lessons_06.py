@@ -40,14 +40,14 @@ def _solution_answers() -> dict[str, object]:
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 1: the session timeout (spec §3.1 limits, §3.6 heartbeats re-arm, §3.8 expiry)
+# Exercise 1: the session timeout (the broker's limits, heartbeats re-arm, expiry)
 
 
 def test_a_pause_longer_than_the_session_expels_at_last_rearm_plus_session():
     at_20s, worst = cr.pause_trials(10_000, 3_000)
     for t in (at_20s, worst):
         assert t.refused is None and not t.survived
-        assert t.expelled_at == t.last_rearm + 10_000  # §3.8: the timer, not the pause
+        assert t.expelled_at == t.last_rearm + 10_000  # the timer, not the pause
         assert t.pause_start < t.expelled_at < t.pause_end
         assert t.generation_before == 2 and t.generation_after > 2
     # The worst moment: 1 ms before the next heartbeat goes out. The last one reached the
@@ -64,7 +64,8 @@ def test_a_short_heartbeat_lets_a_12_s_session_cover_a_10_s_pause():
 
 
 def test_the_broker_refuses_a_session_above_its_maximum():
-    """§3.4: JoinGroup with a session timeout outside [min, max] -> INVALID_SESSION_TIMEOUT."""
+    """GroupCoordinatorService.joinGroup: a session timeout outside [min, max] ->
+    INVALID_SESSION_TIMEOUT."""
     t, _ = cr.pause_trials(45_000)
     assert t.refused is Errors.INVALID_SESSION_TIMEOUT
     assert cr.limited_cluster(45_000).group()["generation"] in (None, -1, 0)
@@ -118,7 +119,7 @@ def test_gc_trial_shows_both_pauses():
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 2: who started a generation (spec §3.3 transitions, §3.4, §3.7, §3.8 reasons)
+# Exercise 2: who started a generation (the reasons prepareRebalance logs)
 
 
 def test_read_logs_reads_the_committed_files_in_time_order():
@@ -198,7 +199,7 @@ def test_exercise_2_hints_at_each_slip():
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 3: predict an assignment (client-coordinator.md §4, §6)
+# Exercise 3: predict an assignment (RangeAssignor, RoundRobinAssignor, CooperativeStickyAssignor)
 
 
 def test_the_expected_range_and_roundrobin_agree_with_kafka_python():
@@ -253,7 +254,7 @@ def test_exercise_3_judges_each_part_on_its_own():
 
 
 # --------------------------------------------------------------------------------------------
-# Exercise 4: the stuck write (spec §1.5 operation timeout, §1.6 high watermark)
+# Exercise 4: the stuck write (the operation timeout, the high watermark)
 
 
 def test_the_stuck_write_waits_for_the_stalled_in_sync_follower_only():
@@ -334,7 +335,7 @@ def test_the_teachers_answers_pass_every_check():
 
 
 # --------------------------------------------------------------------------------------------
-# The student copy generator (jupyter-spark-notes.md §2.6, nbgrader's markers)
+# The student copy generator (nbgrader's markers)
 
 
 def _nb(*cells):

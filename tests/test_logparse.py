@@ -1,7 +1,7 @@
 """The log parser without a JVM: patterns from the catalogue, layouts, wordings, quarantine.
 
-Issue 4 ("Proof"): every event the kit's scenarios log parses back to the same fields; lines
-in each layout of kafka-log-formats.md (log4j with and without thread, logback, Spring Boot,
+Every event the kit's scenarios log parses back to the same fields (a round trip); lines
+in each layout the parser knows (log4j with and without thread, logback, Spring Boot,
 Python logging, JSON lines, librdkafka) parse to the right event; lines that must be
 quarantined are, with their reason; the totals add up.
 """
@@ -78,7 +78,7 @@ def _expected(e) -> dict:
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_every_event_a_scenario_logs_parses_back_to_the_same_fields(name):
-    """Issue 4 Proof, round trip: event, group, member, generation, partition, epoch, ts."""
+    """Round trip: event, group, member, generation, partition, epoch, ts."""
     cluster = run_scenario(name)
     logged = [e for e in cluster.trace if e.message is not None]
     lines = [e.line() for e in logged]
@@ -446,7 +446,7 @@ def test_session_target_argument_beats_environment():
 
 def test_kafka_python_wordings_carry_the_catalogues_event_names():
     """A kit-written kafka-python log and a real one give the same event names
-    (kafka-log-formats.md, kafka-python): every kafka-python wording either names the
+    (`coordinator_kit/logs/wordings.py`): every kafka-python wording either names the
     catalogue template of the same happening (wordings.SAME_AS, whose event it takes) or is
     listed as having none; a wording equal to a KP-* template's text is that template's."""
     from coordinator_kit.logs.wordings import NO_KIT_COUNTERPART, SAME_AS

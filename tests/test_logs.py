@@ -1,4 +1,4 @@
-"""Kafka's log4j layout and the template catalogue (kafka-log-formats.md)."""
+"""Kafka's log4j layout and the template catalogue (`coordinator_kit/logs/catalogue.py`)."""
 
 from __future__ import annotations
 

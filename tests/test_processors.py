@@ -1,4 +1,5 @@
-"""Event processors: the contract both must keep (spec §1.8), then what is special to each.
+"""Event processors: the contract both must keep (Kafka's `MultiThreadedEventProcessor` on an
+`EventAccumulator`), then what is special to each.
 
 * Contract tests run over `DeterministicEventProcessor` (driven by a `Scheduler`, virtual time) and
   `MultiThreadedEventProcessor` with 2, 3 and 4 real threads (driven by `wait_idle`).
@@ -118,7 +119,7 @@ def wait_until(predicate, what: str, timeout_s: float = WAIT_S) -> None:
 
 
 def test_every_enqueued_event_runs_exactly_once(harness):
-    """spec §1.8: each event is polled once, run once and completed once."""
+    """Each event is polled once, run once and completed once."""
     events = [Ev(f"tp-{i % 5}", str(i)) for i in range(60)]
     for e in events:
         harness.proc.enqueue_last(e)
@@ -130,7 +131,7 @@ def test_every_enqueued_event_runs_exactly_once(harness):
 
 
 def test_per_key_fifo_order_is_preserved(harness):
-    """spec §1.8: events of one key run in the order they were enqueued (keys interleaved)."""
+    """Events of one key run in the order they were enqueued (keys interleaved)."""
     journal: list = []
     keys = ["tp-0", "tp-1", "tp-2"]
     for i in range(20):
@@ -144,7 +145,7 @@ def test_per_key_fifo_order_is_preserved(harness):
 
 
 def test_enqueue_first_jumps_the_queue_of_its_key(harness):
-    """spec §1.8: `enqueueFirst` (HWM updates, linger flushes) goes ahead of queued events."""
+    """`enqueueFirst` (HWM updates, linger flushes) goes ahead of queued events."""
     journal: list = []
     gate = threading.Event()
     started = threading.Event()
@@ -170,7 +171,7 @@ def test_enqueue_first_jumps_the_queue_of_its_key(harness):
 
 
 def test_an_event_that_raises_is_completed_with_its_exception_and_processing_continues(harness):
-    """spec §1.8: on exception the processor calls `event.complete(t)`, then `done`, and goes on."""
+    """On exception the processor calls `event.complete(t)`, then `done`, and goes on."""
     journal: list = []
     boom = ValueError("boom")
     crash = RuntimeError("crash")
@@ -203,7 +204,7 @@ def test_an_event_that_raises_is_completed_with_its_exception_and_processing_con
 
 
 def test_after_close_enqueue_is_rejected(harness):
-    """spec §1.8: closing closes the accumulator first, so new events are rejected."""
+    """Closing closes the accumulator first, so new events are rejected."""
     harness.proc.close()
     with pytest.raises(RejectedExecutionError):
         harness.proc.enqueue_last(Ev("tp-0"))
@@ -214,7 +215,7 @@ def test_after_close_enqueue_is_rejected(harness):
 
 
 def test_close_completes_queued_events_with_rejected_execution_error(harness):
-    """spec §1.8: at shutdown the remaining queued events are drained and completed with
+    """At shutdown the remaining queued events are drained and completed with
     RejectedExecutionException; they never run. Events already running finish normally."""
     keys = ["tp-0", "tp-1"]
     gate = threading.Event()
@@ -274,7 +275,7 @@ def test_close_completes_queued_events_with_rejected_execution_error(harness):
 
 
 def test_threaded_processor_never_runs_two_events_of_a_key_at_once_but_runs_keys_in_parallel():
-    """spec §1.8 with real threads: at most one in-flight event per key, different keys in parallel.
+    """With real threads: at most one in-flight event per key, different keys in parallel.
 
     4 keys x 10 events on 4 threads. The i-th event of every key waits on a 4-party barrier, so
     overlap of all four keys is forced by construction (no reliance on timing luck); after the

@@ -1,4 +1,5 @@
-"""CoordinatorRuntime behaviour, section by section of the spec (kafka-coordinator-spec.md §1)."""
+"""CoordinatorRuntime behaviour, one area of Kafka's `CoordinatorRuntime` at a time (each section
+names the Kafka method; docs/kafka-classes.md lists them all)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def set_hwm(sb: RuntimeSandbox, offset: int) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# §1.2 context states
+# context states (CoordinatorState.canTransitionFrom)
 
 
 ALLOWED = {  # target: sources, exactly as CoordinatorState.canTransitionFrom
@@ -57,7 +58,7 @@ ALLOWED = {  # target: sources, exactly as CoordinatorState.canTransitionFrom
 @pytest.mark.parametrize("source", list(S))
 @pytest.mark.parametrize("target", list(S))
 def test_context_transition_table_is_exactly_spec_1_2(source, target):
-    """Spec §1.2: a transition is legal iff the target accepts the current state."""
+    """canTransitionFrom: a transition is legal iff the target accepts the current state."""
     assert CONTEXT_STATES.can_transition(source, target) == (source in ALLOWED[target])
     if source in ALLOWED[target]:
         CONTEXT_STATES.check(source, target)
@@ -76,11 +77,11 @@ def test_illegal_transition_on_a_live_context_names_both_states():
 
 
 # --------------------------------------------------------------------------------------------
-# §1.15 worked example
+# Kafka's CoordinatorRuntimeTest.testScheduleWriteOp, step by step
 
 
 def test_worked_example_1_15_step_by_step():
-    """Spec §1.15 (CoordinatorRuntimeTest.testScheduleWriteOp, linger 0)."""
+    """Kafka's CoordinatorRuntimeTest.testScheduleWriteOp (linger 0)."""
     sb = loaded(append_linger_ms=0)
     stall_followers(sb)  # the high watermark moves only when the test says so
     rt, tp = sb.leader(), sb.tp()
@@ -115,11 +116,12 @@ def test_worked_example_1_15_step_by_step():
 
 
 # --------------------------------------------------------------------------------------------
-# §1.2 / §1.14 errors by context state
+# errors by context state (withActiveContextOrThrow)
 
 
 def test_request_to_loading_context_fails_with_load_in_progress_not_queued():
-    """Spec §1.14: writes during LOADING fail at once with COORDINATOR_LOAD_IN_PROGRESS (14)."""
+    """Writes during LOADING fail at once with COORDINATOR_LOAD_IN_PROGRESS (14), not queued
+    (docs/kafka-code-vs-common-descriptions.md)."""
     sb = RuntimeSandbox()
     sb.leader().loader.slow_next_load(sb.tp(), 1000)
     sb.start()
@@ -159,7 +161,7 @@ def test_unknown_initial_failed_and_closed_contexts_answer_not_coordinator():
 
 
 # --------------------------------------------------------------------------------------------
-# §1.3 load and epochs
+# load and epochs (scheduleLoadOperation, CoordinatorLoaderImpl)
 
 
 def test_stale_and_equal_load_epochs_are_ignored_and_active_is_not_reloaded():
@@ -198,7 +200,8 @@ def test_failed_load_is_retried_only_by_a_higher_epoch():
 
 
 def test_load_replays_the_log_and_keeps_only_snapshots_from_the_hwm():
-    """Spec §1.3: an uncommitted tail is replayed; a no-record write then waits for the HWM."""
+    """CoordinatorLoaderImpl: an uncommitted tail is replayed; a no-record write then waits for
+    the HWM."""
     sb = loaded()
     for i in range(3):
         sb.put(f"k{i}", str(i))
@@ -246,7 +249,7 @@ def test_loader_skips_unknown_record_types_with_kafkas_warning():
 
 
 # --------------------------------------------------------------------------------------------
-# §1.4 unload
+# unload (scheduleUnloadOperation, CoordinatorContext.unload)
 
 
 def test_unload_fails_parked_writes_cancels_timers_and_tells_the_shard():
@@ -289,7 +292,7 @@ def test_unload_without_epoch_means_topic_deleted_and_unknown_unload_is_logged()
 
 
 # --------------------------------------------------------------------------------------------
-# §1.5 writes
+# writes (scheduleWriteOperation, CoordinatorContext.append)
 
 
 def test_failed_append_reverts_the_whole_batch_and_fails_all_its_operations():
@@ -315,7 +318,7 @@ def test_failed_append_reverts_the_whole_batch_and_fails_all_its_operations():
 
 
 def test_write_times_out_after_offsets_commit_timeout_but_records_stay():
-    """Spec §1.5 step 3: REQUEST_TIMED_OUT after offsets.commit.timeout.ms; no rollback."""
+    """OperationTimeout: REQUEST_TIMED_OUT after offsets.commit.timeout.ms; no rollback."""
     sb = loaded(write_timeout_ms=5000)
     stall_followers(sb)
     w = sb.put("a", "1")
@@ -342,9 +345,9 @@ def test_handler_error_fails_at_once_without_records():
 
 
 def test_on_error_answers_a_failed_write_instead_of_failing_its_future():
-    """Spec §1.16: the service chains `.exceptionally(...)` on a write to turn a failure into an
+    """GroupCoordinatorService chains `.exceptionally(...)` on a write to turn a failure into an
     error response; `on_error` does that on the write's own future. A handler error, a timeout
-    (§1.5 step 3) and an unload all complete the future with the mapped value, at the moment
+    (OperationTimeout) and an unload all complete the future with the mapped value, at the moment
     the plain write fails; a write that succeeds is not touched."""
     sb = loaded(write_timeout_ms=5000)
     rt, tp = sb.leader(), sb.tp()
@@ -381,7 +384,8 @@ def test_on_error_answers_a_failed_write_instead_of_failing_its_future():
 
 
 def test_operation_returning_no_coordinator_result_fails_its_write_with_a_clear_error():
-    """A write operation must return a CoordinatorResult (§1.5 step 1): anything else fails
+    """A write operation must return a CoordinatorResult (`CoordinatorWriteOperation
+    .generateRecordsAndResult`): anything else fails
     that write's future with a TypeError naming the write, and the runtime goes on."""
     sb = loaded()
     rt, tp = sb.leader(), sb.tp()
@@ -418,7 +422,7 @@ def test_records_are_replayed_at_their_log_offsets():
 
 
 def test_batches_fill_up_to_max_message_bytes_atomic_whole_non_atomic_split():
-    """Spec §1.5 step 2.4: an atomic write that does not fit the open batch goes whole into a
+    """CoordinatorContext.append: an atomic write that does not fit the open batch goes whole into a
     new one; a non-atomic write's records are split across batches. Every batch's size is its
     v2 size, record by record at its offset delta."""
     from coordinator_kit.runtime.partition import LogBatch
@@ -446,10 +450,11 @@ def test_batches_fill_up_to_max_message_bytes_atomic_whole_non_atomic_split():
 
 
 def _linger_zero_paths(trace_level: str) -> tuple:
-    """Writes at linger 0 through every way out of a write's own batch (spec §1.5 step 2,
-    §1.9): plain and multi-record writes, a record that fails to serialise (its batch stays
-    open, as in Kafka), one that fails to replay, atomic and non-atomic writes larger than a
-    batch, a failed append and an append that lands at an unexpected offset."""
+    """Writes at linger 0 through every way out of a write's own batch
+    (CoordinatorContext.append, maybeFlushCurrentBatch): plain and multi-record writes, a record
+    that fails to serialise (its batch stays open, as in Kafka), one that fails to replay,
+    atomic and non-atomic writes larger than a batch, a failed append and an append that lands
+    at an unexpected offset."""
     from coordinator_kit.runtime import CoordinatorRecord
     sb = loaded(append_linger_ms=0, trace_level=trace_level)
     rt, tp, p = sb.leader(), sb.tp(), sb.partition()
@@ -513,7 +518,7 @@ def test_linger_zero_writes_take_the_same_steps_with_debug_lines_on_or_off():
 
 
 # --------------------------------------------------------------------------------------------
-# §1.9 linger
+# linger (group.coordinator.append.linger.ms, maybeFlushCurrentBatch)
 
 
 def test_linger_zero_flushes_every_write():
@@ -540,7 +545,7 @@ def test_linger_groups_writes_and_later_writes_see_earlier_uncommitted_ones():
 
 
 # --------------------------------------------------------------------------------------------
-# §1.7 reads
+# reads (scheduleReadOperation)
 
 
 def test_reads_run_at_the_committed_offset_and_complete_at_once():
@@ -555,7 +560,7 @@ def test_reads_run_at_the_committed_offset_and_complete_at_once():
 
 
 # --------------------------------------------------------------------------------------------
-# §1.10 timers
+# timers (EventBasedCoordinatorTimer)
 
 
 def test_timer_fires_as_a_write_event_in_the_partition_queue():
@@ -596,9 +601,10 @@ def test_rescheduling_a_key_replaces_the_timer_and_cancel_stops_it():
 
 
 def test_rescheduling_later_moves_the_pending_timer_and_runs_the_latest_operation():
-    """§1.10: scheduling a key again replaces its timer. A later deadline moves the pending
-    handle (one heap entry per key, `Scheduler.defer`); `reschedule` keeps the operation; an
-    earlier deadline, or a timer that already fired, gets a new handle."""
+    """EventBasedCoordinatorTimer.schedule: scheduling a key again replaces its timer. A later
+    deadline moves the pending handle (one heap entry per key, `Scheduler.defer`); `reschedule`
+    keeps the operation; an earlier deadline, or a timer that already fired, gets a new
+    handle."""
     sb = loaded()
     rt, tp = sb.leader(), sb.tp()
     timer = rt.context(tp).timer
@@ -685,7 +691,7 @@ def test_timers_are_ignored_when_the_context_is_not_active():
 
 
 # --------------------------------------------------------------------------------------------
-# §1.11 metadata
+# metadata (onNewMetadataImage)
 
 
 def test_metadata_image_reaches_active_shards_through_the_queue():
@@ -709,7 +715,8 @@ def test_metadata_image_reaches_active_shards_through_the_queue():
 
 
 def test_loads_queue_behind_each_other_in_the_single_threaded_loader():
-    """Spec §1.3: the loader has one thread; waiting shows as time spent in the scheduler."""
+    """CoordinatorLoaderImpl: the loader has one thread; waiting shows as time spent in the
+    scheduler."""
     sb = RuntimeSandbox(partitions=2, brokers=1)
     rt = sb.runtimes[0]
     rt.loader.slow_next_load(sb.tp(0), 100)
@@ -723,11 +730,12 @@ def test_loads_queue_behind_each_other_in_the_single_threaded_loader():
 
 
 # --------------------------------------------------------------------------------------------
-# Seed 000, end to end
+# the whole lifecycle, end to end
 
 
 def test_seed_000_lifecycle_end_to_end_with_failover_to_another_broker():
-    """Seed 000's seven steps as Kafka's code does them, then a reload elsewhere (§1.3-§1.11)."""
+    """The lifecycle in seven steps (context, load, writes, reads, timers, metadata, unload) as
+    Kafka's code does them, then a reload elsewhere."""
     sb = RuntimeSandbox(brokers=3, append_linger_ms=0)
     tp = sb.tp()
     # 1. assignment: the leader creates a context (INITIAL) and schedules the load.
@@ -820,8 +828,9 @@ def test_same_scenario_gives_the_same_trace():
 
 
 def test_future_runs_its_callbacks_once_in_the_order_added():
-    """Spec §1.5: a write's future releases its response to whoever waits; one callback, several,
-    and one added after completion all run once, in the order added, with the future."""
+    """CoordinatorWriteEvent.complete: a write's future releases its response to whoever waits;
+    one callback, several, and one added after completion all run once, in the order added, with
+    the future."""
     from coordinator_kit.runtime import CoordinatorFuture
     for n in (1, 2, 3):
         seen: list = []

@@ -1,4 +1,5 @@
-"""Random fault schedules against the runtime's promises (spec §1.3-§1.6, DESIGN "Tests").
+"""Random fault schedules against the runtime's promises (load, writes, commit: Kafka's
+`CoordinatorRuntime`).
 
 * no write is answered before its record is committed (below the high watermark);
 * a committed (acknowledged) record is never lost, across leader moves and reloads;

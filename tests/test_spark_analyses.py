@@ -4,12 +4,15 @@ Each named scenario runs on virtual time; its Kafka log lines are written to fil
 client lines apart, one file per client, each scenario under its own group id) and read back
 with `load_logs`, once for the whole module. The expected values come from the scenario's
 trace, the record of what happened, so a test fails if an analysis misreads the lines. A few
-hand-written lines in older Kafka wordings (kafka-log-formats.md) check that real logs of other
+hand-written lines in older Kafka wordings (`coordinator_kit/logs/wordings.py`) check that real
+logs of other
 versions give the same answers.
 
-Spec sections: kafka-coordinator-spec.md §3.3 (classic group states and transitions), §3.4-§3.5
-(join/sync, generation), §3.7 (LeaveGroup), §3.8 (session expiry), §3.9 (static members),
-§1.3-§1.4 (coordinator load/unload); client-coordinator.md §3 (heartbeats, poll timeout).
+Kafka's side: `ClassicGroupState` (states and transitions), `classicGroupJoin`/`classicGroupSync`
+(join/sync, generation), `classicGroupLeave`, `expireClassicGroupMemberHeartbeat` (session
+expiry), static members (KIP-345), `CoordinatorRuntime.scheduleLoadOperation`/
+`scheduleUnloadOperation`; the Java client's `Heartbeat` and `HeartbeatThread` (heartbeats,
+poll timeout).
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ def poll_timeout_cluster():
 
 
 def everyone_leaves_cluster():
-    """Both members close: the group rebalances to Empty (spec §3.7, last member leaving)."""
+    """Both members close: the group rebalances to Empty (classicGroupLeave, last member
+    leaving)."""
     c = run_scenario("second-joins")
     c.leave("consumer-1")
     c.leave("consumer-2")
@@ -56,7 +60,8 @@ def everyone_leaves_cluster():
 
 def lost_join_cluster():
     """consumer-1 is paused through a rebalance longer than the rebalance timeout
-    (max.poll.interval.ms = 10 s): the coordinator completes the join without it (spec §3.4)."""
+    (max.poll.interval.ms = 10 s): the coordinator completes the join without it
+    (completeClassicGroupJoin)."""
     c = new_cluster(0)
     c.add_consumer("consumer-1", max_poll_interval_ms=10_000)
     c.add_consumer("consumer-2", max_poll_interval_ms=10_000)
@@ -91,7 +96,7 @@ SCENARIOS = {
     "gc-pause": (lambda: run_scenario("long-gc-pause"), None, "DEBUG"),
 }
 
-# Real Kafka wordings of other versions (kafka-log-formats.md: B-REBAL-0/2, B-STAB-0/2,
+# Real Kafka wordings of other versions (logs/wordings.py: B-REBAL-0/2, B-STAB-0/2,
 # B-ASSIGN-0/1/2, B-FAIL, B-EMPTY-0, B-LEAVE-1, B-STATIC-REPLACE, M-LOAD-0, M-LOADED-0/3,
 # M-SCHED-2, M-UNLOAD-SCHED, J-POLL-TIMEOUT, J-LEAVE), one group per version.
 LEGACY = {
@@ -233,7 +238,7 @@ def broker_trace(cluster, kind: str) -> list:
     return [e for e in trace(cluster, kind) if e.source.startswith("broker")]
 
 
-# -- rebalance episodes (spec §3.3-§3.5) -------------------------------------------------------
+# -- rebalance episodes ------------------------------------------------------------------------
 
 def test_one_dies_gives_three_episodes_with_kafkas_generations_and_member_counts(episodes,
                                                                                  clusters):
@@ -256,7 +261,7 @@ def test_one_dies_gives_three_episodes_with_kafkas_generations_and_member_counts
 
 def test_the_first_rebalance_of_a_new_group_waits_the_initial_delay(episodes, clusters):
     first = rows(episodes, "one-dies")[0]
-    # group.initial.rebalance.delay.ms = 3000 (spec §3.4), plus the sync round trip.
+    # group.initial.rebalance.delay.ms = 3000 (KIP-134), plus the sync round trip.
     assert 3000 <= first["duration_ms"] < 3100
     assert first["reason"].startswith("Adding new member")
 
@@ -316,7 +321,7 @@ def test_older_kafka_wordings_give_the_same_episodes(episodes):
 
 def test_a_rebalance_restarted_during_completing_rebalance_is_one_episode(episodes, timeline):
     # A member joined while the group waited for the leader's SyncGroup (3.9 wording): the group
-    # went back to PreparingRebalance and only became Stable at generation 9 (spec §3.3).
+    # went back to PreparingRebalance and only became Stable at generation 9.
     got = rows(episodes, "billing")
     assert [(r["generation_before"], r["generation_after"], r["restarts"], r["members_after"],
              r["duration_ms"]) for r in got] == [(7, 9, 1, 3, 5012)]
@@ -326,7 +331,7 @@ def test_a_rebalance_restarted_during_completing_rebalance_is_one_episode(episod
         "CompletingRebalance", "Stable"]
 
 
-# -- member departures (spec §3.7-§3.9; client-coordinator.md §3.1) ----------------------------
+# -- member departures -------------------------------------------------------------------------
 
 def test_one_dies_has_one_session_expiry_for_consumer_1(departures, clusters):
     expired = trace(clusters["one-dies"], "member_session_expired")
@@ -379,7 +384,7 @@ def test_older_wordings_name_the_member_and_the_cause(departures):
         [("consumer-pay-2-7e1d", "poll_timeout"), ("pay-1-0a0a", "fencing")]
 
 
-# -- heartbeat gaps (client-coordinator.md §3) ---------------------------------------------------
+# -- heartbeat gaps ------------------------------------------------------------------------------
 
 def test_the_coordinator_saw_no_heartbeat_for_a_session_timeout_before_expiring(logs, clusters):
     from coordinator_kit.spark.analyses import heartbeat_gap_summary, heartbeat_gaps
@@ -411,7 +416,7 @@ def test_the_java_clients_info_logs_hold_no_heartbeat_lines(logs):
 
 def test_client_gaps_run_between_heartbeat_sends_and_show_a_gc_pause(logs, clusters):
     """At DEBUG a Java client logs every heartbeat it sends and every success; the client-side
-    gap is the time between two sends (heartbeat.interval.ms while healthy, §3), per client,
+    gap is the time between two sends (heartbeat.interval.ms while healthy), per client,
     across the new member id it rejoins with, so a 60 s pause is one gap."""
     from coordinator_kit.spark.analyses import heartbeat_gaps
 
@@ -438,7 +443,7 @@ def test_heartbeat_gaps_refuses_an_unknown_basis(logs):
         heartbeat_gaps(logs, basis="server")
 
 
-# -- coordinator loads and unloads (spec §1.3, §1.4) --------------------------------------------
+# -- coordinator loads and unloads --------------------------------------------------------------
 
 def test_a_coordinator_move_unloads_on_the_old_leader_and_loads_on_the_new(logs, clusters):
     from coordinator_kit.spark.analyses import coordinator_loads
@@ -472,7 +477,7 @@ def test_older_load_lines_give_the_brokers_own_durations(logs):
     assert len(unload) == 1 and unload[0]["outcome"] is None             # not finished in log
 
 
-# -- group-state timeline (spec §3.3) ------------------------------------------------------------
+# -- group-state timeline ------------------------------------------------------------------------
 
 def intervals(timeline, group):
     return [(r["state"], r["from_ts"], r["to_ts"]) for r in rows(timeline, group)]
@@ -541,7 +546,7 @@ def test_durations_do_not_depend_on_the_session_time_zone(spark, logs, episodes)
 
 
 def test_no_analysis_runs_python_code_on_the_executors(logs):
-    # Issue 4: DataFrame API only, so the plans scale to the 1 GB benchmark: no Python UDF
+    # DataFrame API only, so the plans scale to the 1 GB benchmark: no Python UDF
     # (BatchEvalPython / ArrowEvalPython) and no pandas UDF in any physical plan.
     from coordinator_kit.spark import analyses as A
 

@@ -1,4 +1,4 @@
-"""The Spark loader gives the pure-Python parser's rows, in one pass (issue 4).
+"""The Spark loader gives the pure-Python parser's rows, in one pass.
 
 One session for the run (tests/conftest.py `spark`); every test here is marked `spark`. The
 inputs are the hand-written samples of every layout (tests/data/logs) plus two kit scenarios,
@@ -167,7 +167,7 @@ def test_log4j_fast_path_gives_the_layout_regexs_rows(spark, tmp_path):
 
 
 def test_kits_debug_client_lines_round_trip_through_spark(spark, tmp_path):
-    """Issue 4 Proof, round trip through Spark, for the client's DEBUG heartbeat lines too: the
+    """Round trip through Spark, for the client's DEBUG heartbeat lines too: the
     Java client's J-HB-SEND / J-HB-OK (long-gc-pause) and kafka-python's KP-HB-SEND /
     KP-HB-RECEIVED. Every logged trace event comes back with its event, group, member,
     generation and time stamp (the fields its line prints)."""

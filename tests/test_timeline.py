@@ -1,8 +1,9 @@
-"""Unit tests for coordinator_kit.timeline, following spec section 2.
+"""Unit tests for coordinator_kit.timeline, against Kafka's `org.apache.kafka.timeline`
+(`SnapshotRegistry`, `SnapshottableHashTable`, `TimelineHashMap`, ...; Kafka's own tests are
+`SnapshotRegistryTest`, `TimelineHashMapTest` and friends in `server-common`).
 
-The spec is shared/reference/kafka-coordinator-spec.md; "§2.2" is its operations table and
-"§2.3" its worked example. Where Kafka's code does something surprising, a test pins it
-down and says so.
+Each test names the operation it checks. Where Kafka's code does something surprising, a test
+pins it down and says so.
 """
 
 from __future__ import annotations
@@ -47,11 +48,11 @@ def named(stash: dict) -> dict:  # white-box: a tier's stash with named elements
     return {k: _Element(*e) for k, e in stash.items()}
 
 
-# --------------------------------------------------------------------------- §2.3
+# --------------------------------------------------------------------------- a worked example
 
 
 def test_worked_example_spec_2_3() -> None:
-    """spec §2.3: the worked example, step by step, including start epochs and tiers."""
+    """A worked example, step by step, including start epochs and tiers."""
     r = SnapshotRegistry()
     m: TimelineHashMap[str, int] = TimelineHashMap(r)
 
@@ -93,11 +94,11 @@ def test_worked_example_spec_2_3() -> None:
     assert r.epochs_list() == [2]
 
 
-# --------------------------------------------------------------------------- §2.2 registry
+# --------------------------------------------------------------------------- SnapshotRegistry
 
 
 def test_get_or_create_snapshot_returns_newest_when_epoch_equal(registry) -> None:
-    """spec §2.2 getOrCreateSnapshot: the same epoch as the newest returns it unchanged."""
+    """getOrCreateSnapshot: the same epoch as the newest returns it unchanged."""
     m = TimelineHashMap(registry)
     m.put("k", 1)
     first = registry.get_or_create_snapshot(5)
@@ -113,7 +114,7 @@ def test_get_or_create_snapshot_returns_newest_when_epoch_equal(registry) -> Non
 
 
 def test_get_or_create_snapshot_older_than_newest_is_an_error(registry) -> None:
-    """spec §2.2 getOrCreateSnapshot: newest > e raises, naming both epochs."""
+    """getOrCreateSnapshot: newest > e raises, naming both epochs."""
     registry.get_or_create_snapshot(123)
     with pytest.raises(SnapshotOrderError) as info:
         registry.get_or_create_snapshot(1)
@@ -139,7 +140,7 @@ def test_snapshot_epoch_validation(registry) -> None:
 
 
 def test_introspection_and_repr(registry) -> None:
-    """spec §2.2 latestEpoch / epochsList / hasSnapshot."""
+    """latestEpoch / epochsList / hasSnapshot."""
     assert registry.latest_epoch() == NO_SNAPSHOT_EPOCH == -(2**63)
     assert registry.epochs_list() == []
     assert repr(registry) == "SnapshotRegistry(epochs=[])"
@@ -161,7 +162,7 @@ def test_start_epoch_before_any_snapshot(registry) -> None:
 
 
 def test_revert_deletes_newer_snapshots_and_keeps_target(registry) -> None:
-    """spec §2.2 revertToSnapshot: newer snapshots go, the target stays, values come back."""
+    """revertToSnapshot: newer snapshots go, the target stays, values come back."""
     m = TimelineHashMap(registry)
     n = TimelineInteger(registry)
     o = TimelineObject(registry, "init")
@@ -206,7 +207,7 @@ def test_revert_to_newest_snapshot_discards_unsnapshotted_writes(registry) -> No
 
 
 def test_revert_to_missing_snapshot_is_a_clear_error(registry) -> None:
-    """spec §2.2 revertToSnapshot: snapshot e must exist."""
+    """revertToSnapshot: snapshot e must exist."""
     registry.get_or_create_snapshot(2)
     registry.get_or_create_snapshot(4)
     with pytest.raises(NoSnapshotError) as info:
@@ -220,7 +221,7 @@ def test_revert_to_missing_snapshot_is_a_clear_error(registry) -> None:
 
 
 def test_delete_missing_snapshot_is_a_clear_error(registry) -> None:
-    """spec §2.2 deleteSnapshot on a missing epoch."""
+    """deleteSnapshot on a missing epoch."""
     with pytest.raises(NoSnapshotError) as info:
         registry.delete_snapshot(7)
     assert "snapshot at epoch 7" in str(info.value)
@@ -231,7 +232,7 @@ def test_delete_missing_snapshot_is_a_clear_error(registry) -> None:
 
 
 def test_delete_snapshot_merges_into_previous(registry) -> None:
-    """spec §2.2 deleteSnapshot: deltas merge into the previous snapshot, which reads the same."""
+    """deleteSnapshot: deltas merge into the previous snapshot, which reads the same."""
     m = TimelineHashMap(registry)
     m.put("a", 1)
     registry.get_or_create_snapshot(10)
@@ -269,7 +270,7 @@ def test_delete_snapshot_adopts_delta_when_previous_has_none(registry) -> None:
 
 
 def test_delete_oldest_snapshot_simply_erases_it(registry) -> None:
-    """spec §2.2 deleteSnapshot: the oldest snapshot has nothing to merge into."""
+    """deleteSnapshot: the oldest snapshot has nothing to merge into."""
     m = TimelineHashMap(registry)
     registry.get_or_create_snapshot(1)
     m.put("a", 1)
@@ -283,7 +284,7 @@ def test_delete_oldest_snapshot_simply_erases_it(registry) -> None:
 
 
 def test_scalar_merge_keeps_the_older_value(registry) -> None:
-    """spec §2.2 deleteSnapshot for scalars: the older snapshot's saved value wins."""
+    """deleteSnapshot for scalars: the older snapshot's saved value wins."""
     n = TimelineInteger(registry)
     registry.get_or_create_snapshot(1)
     n.set(10)
@@ -295,7 +296,7 @@ def test_scalar_merge_keeps_the_older_value(registry) -> None:
 
 
 def test_delete_snapshots_up_to_is_strictly_less_than(registry) -> None:
-    """spec §2.2 deleteSnapshotsUpTo: epochs strictly less than e, oldest first."""
+    """deleteSnapshotsUpTo: epochs strictly less than e, oldest first."""
     m = TimelineHashMap(registry)
     for epoch in (10, 12, 14):
         m.put("k", epoch)
@@ -312,7 +313,7 @@ def test_delete_snapshots_up_to_is_strictly_less_than(registry) -> None:
 
 
 def test_reset_drops_snapshots_and_resets_structures(registry) -> None:
-    """spec §2.2 reset: all snapshots gone, every structure back to empty/initial."""
+    """reset: all snapshots gone, every structure back to empty/initial."""
     m = TimelineHashMap(registry)
     s = TimelineHashSet(registry)
     i = TimelineInteger(registry)
@@ -334,11 +335,11 @@ def test_reset_drops_snapshots_and_resets_structures(registry) -> None:
     assert m.items(epoch=4) == []
 
 
-# --------------------------------------------------------------------------- §2.2 reads
+# --------------------------------------------------------------------------- reads at an epoch
 
 
 def test_reads_at_latest_epoch_equal_reads_without_epoch(registry) -> None:
-    """spec §2.2 reads: LATEST_EPOCH (or no epoch) reads the current state."""
+    """Reads at an epoch: LATEST_EPOCH (or no epoch) reads the current state."""
     m = TimelineHashMap(registry)
     m.put("a", 1)
     assert m.get("a", epoch=LATEST_EPOCH) == m.get("a") == m["a"] == 1
@@ -347,7 +348,7 @@ def test_reads_at_latest_epoch_equal_reads_without_epoch(registry) -> None:
 
 
 def test_data_dependent_no_snapshot_error(registry) -> None:
-    """spec §2.2 reads: an old-enough live entry answers without a snapshot; others raise."""
+    """Reads at an epoch: an old-enough live entry answers without a snapshot; others raise."""
     m = TimelineHashMap(registry)
     m.put("old", 1)  # start epoch MIN + 1
     registry.get_or_create_snapshot(5)
@@ -391,7 +392,7 @@ def test_scalar_reads_at_missing_epoch_always_raise(registry) -> None:
 
 
 def test_lookup_at_epoch_scans_tiers_forward(registry) -> None:
-    """spec §2.2 hash-table details: the first stashed copy found from E forward decides."""
+    """SnapshottableHashTable: the first stashed copy found from E forward decides."""
     m = TimelineHashMap(registry)
     registry.get_or_create_snapshot(0)
     m.put("k", "v1")  # start 1
@@ -406,7 +407,7 @@ def test_lookup_at_epoch_scans_tiers_forward(registry) -> None:
 
 
 def test_element_belongs_to_snapshot_at_its_start_epoch(registry) -> None:
-    """spec §2.2 hash-table details: live element with startEpoch <= E answers (equality too)."""
+    """SnapshottableHashTable: live element with startEpoch <= E answers (equality too)."""
     m = TimelineHashMap(registry)
     registry.get_or_create_snapshot(4)
     m.put("k", 1)  # start epoch 5
@@ -417,7 +418,7 @@ def test_element_belongs_to_snapshot_at_its_start_epoch(registry) -> None:
 
 
 def test_copy_on_write_stashes_only_first_change_after_snapshot(registry) -> None:
-    """spec §2.1: only the first overwrite after the newest snapshot is stashed."""
+    """Copy on write: only the first overwrite after the newest snapshot is stashed."""
     m = TimelineHashMap(registry)
     m.put("k", "orig")
     registry.get_or_create_snapshot(10)
@@ -517,7 +518,8 @@ def test_map_rejects_none(registry) -> None:
 
 
 def test_values_are_stored_by_reference(registry) -> None:
-    """spec §2.1: mutating a stored value in place is invisible to snapshots."""
+    """Values are stored by reference: mutating a stored value in place is invisible to
+    snapshots."""
     m = TimelineHashMap(registry)
     members = ["m1"]
     m.put("group", members)
@@ -585,7 +587,7 @@ def test_set_lookup_is_data_dependent_too(registry) -> None:
 
 
 def test_timeline_integer_snapshots(registry) -> None:
-    """spec §2.2 scalar types: the first stashed value from E forward, else live."""
+    """TimelineInteger (like every scalar): the first stashed value from E forward, else live."""
     n = TimelineInteger(registry)
     assert n.get() == n.get(epoch=LATEST_EPOCH) == 0
     registry.get_or_create_snapshot(2)
@@ -734,7 +736,7 @@ def test_public_api_is_exported() -> None:
 
 
 def test_custom_revertable_can_register(registry) -> None:
-    """Anything with execute_revert/reset can join a registry (spec §2.1 Revertable)."""
+    """Anything with execute_revert/reset can join a registry (Kafka's `Revertable`)."""
 
     class Counter:
         def __init__(self) -> None:

@@ -1,4 +1,5 @@
-"""Property tests: timeline structures against plain-Python models (spec §2).
+"""Property tests: timeline structures against plain-Python models (Kafka's
+`org.apache.kafka.timeline`).
 
 A hypothesis state machine drives one SnapshotRegistry shared by a TimelineHashMap, a
 TimelineHashSet, a TimelineInteger and a TimelineObject with random writes, snapshots,

@@ -1,7 +1,8 @@
 """Live diagrams, the rebalance sequence picture and the timelines, all read off the trace.
 
-Spec references: kafka-coordinator-spec.md §1.2 (context states), §3.3 (classic group states and
-the initial rebalance delay), client-coordinator.md (member states, heartbeats during a rebalance).
+Kafka's side: `CoordinatorState` (context states), `ClassicGroupState` and
+`group.initial.rebalance.delay.ms` (classic group states, the initial rebalance delay), and the
+Java client's `AbstractCoordinator.MemberState` (member states, heartbeats during a rebalance).
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ def test_member_transitions_follow_the_join_then_sync_path(second_joins):
 
 
 def test_group_transitions_rebuilt_from_the_coordinator_log(second_joins):
-    """Spec §3.3: Empty -> PreparingRebalance -> CompletingRebalance (generation + 1) -> Stable;
-    a new member sends the Stable group back to PreparingRebalance."""
+    """ClassicGroupState: Empty -> PreparingRebalance -> CompletingRebalance (generation + 1) ->
+    Stable; a new member sends the Stable group back to PreparingRebalance."""
     moves = live.group_transitions(second_joins.trace, "group-1")
     assert [(t.new, t.generation) for t in moves] == [
         (G.EMPTY, None), (G.PREPARING_REBALANCE, 0), (G.COMPLETING_REBALANCE, 1),
@@ -137,7 +138,7 @@ def test_live_group_diagram_during_a_rebalance():
 
 
 def test_a_failed_load_shows_in_the_context_diagram():
-    """Spec §1.2: LOADING -> FAILED when the loader fails."""
+    """CoordinatorState: LOADING -> FAILED when the loader fails."""
     c = run_scenario("second-joins")
     tp = c.partition_of("group-1")
     target = next(b for b in c.partitions[tp].isr if b != c.coordinator_for("group-1"))
@@ -245,7 +246,7 @@ def test_rebalances_per_generation(second_joins):
     assert [(r.generation, r.outcome, r.members) for r in found] == [
         (1, "Stable", 1), (2, "Stable", 2)]
     first, second = found
-    # Spec §3.3: a group that starts Empty waits group.initial.rebalance.delay.ms (3 s).
+    # A group that starts Empty waits group.initial.rebalance.delay.ms (3 s).
     assert 3_000 <= first.duration_ms < 3_100
     # The stable member hears of the rebalance from its next heartbeat (every 3 s).
     assert 0 < second.duration_ms < 3_000 + 200

@@ -1,9 +1,9 @@
 """The control panel, driven the way a learner drives it: `.click()` and `.value =`.
 
-Widgets run here without a kernel (ipywidgets' DummyComm, jupyter-spark-notes.md §2.3); each test
-asserts on the cluster's state and on the views the panel refreshed. Behaviour references:
-kafka-coordinator-spec.md §3 (session expiry, LeaveGroup, rebalances), §1.2 (context states,
-loading on a leader move), client-coordinator.md (heartbeat thread, GC pause).
+Widgets run here without a kernel (ipywidgets' DummyComm); each test asserts on the cluster's
+state and on the views the panel refreshed. Kafka's side: the classic paths of
+`GroupMetadataManager` (session expiry, LeaveGroup, rebalances), `CoordinatorState` (context
+states, loading on a leader move) and the Java client's heartbeat thread (GC pause).
 """
 
 from __future__ import annotations
@@ -99,8 +99,8 @@ def test_initial_views_show_the_cluster(panel):
 
 
 def test_crash_then_session_timeout_removes_the_member(panel):
-    """Spec §3.8: a crashed member sends nothing; the coordinator expires it after
-    session.timeout.ms (45 s) and rebalances the rest."""
+    """expireClassicGroupMemberHeartbeat: a crashed member sends nothing; the coordinator
+    expires it after session.timeout.ms (45 s) and rebalances the rest."""
     panel.consumer_select.value = "consumer-1"
     panel.crash_button.click()
     c1 = panel.cluster.consumer("consumer-1")
@@ -160,8 +160,8 @@ def test_pause_then_resume(panel):
 
 
 def test_dropped_heartbeats_without_commits_get_the_member_expelled():
-    """Spec §3.6, §3.8: the session timer runs out (45 s) when no heartbeat arrives; the member is
-    removed and the group rebalances."""
+    """classicGroupHeartbeat, expireClassicGroupMemberHeartbeat: the session timer runs out
+    (45 s) when no heartbeat arrives; the member is removed and the group rebalances."""
     c = new_cluster(0)
     for name in ("consumer-1", "consumer-2"):
         c.add_consumer(name, enable_auto_commit=False)
@@ -227,7 +227,7 @@ def test_add_a_consumer_and_see_the_rebalance(panel):
 
 
 def test_leave_sends_leave_group(panel):
-    """Spec §3.7: LeaveGroup removes a dynamic member at once and starts a rebalance."""
+    """classicGroupLeave: LeaveGroup removes a dynamic member at once and starts a rebalance."""
     panel.consumer_select.value = "consumer-2"
     member_id = panel.cluster.consumer("consumer-2").member_id
     panel.leave_button.click()
@@ -240,7 +240,7 @@ def test_leave_sends_leave_group(panel):
 
 
 def test_move_the_coordinator(panel):
-    """Spec §1.2: the old leader unloads (CLOSED), the new one loads (LOADING -> ACTIVE)."""
+    """CoordinatorState: the old leader unloads (CLOSED), the new one loads (LOADING -> ACTIVE)."""
     tp = panel.cluster.partition_of("group-1")
     assert panel.partition_select.value == tp.partition
     old = panel.cluster.coordinator_for("group-1")
@@ -278,8 +278,9 @@ def test_fail_the_next_append(panel):
     assert not p._append_failures
     panel.log_level.value = "WARN"
     tail = _text(panel.log_tail)
-    # The failed write is answered KAFKA_STORAGE_ERROR -> NOT_COORDINATOR (spec §1.16): the
-    # consumers' auto-commit fails and they rediscover the coordinator.
+    # The failed write is answered KAFKA_STORAGE_ERROR -> NOT_COORDINATOR
+    # (handleOperationException): the consumers' auto-commit fails and they rediscover the
+    # coordinator.
     assert "ERROR [GroupCoordinator id=2] Writing records to __consumer_offsets-2 failed" in tail
     assert "WARN [Consumer clientId=consumer-1, groupId=group-1] Asynchronous auto-commit" in tail
     assert panel.last_error is None
@@ -377,7 +378,8 @@ def test_diagrams_and_timeline_render_as_svg():
 
 def test_display_is_stable_text_plus_the_widget_view(panel):
     """What a notebook stores: text/plain without address or model id (nbval compares it) and
-    the widget view (nbval never compares it; jupyter-spark-notes.md §2.1)."""
+    the widget view (nbval never compares `application/vnd.jupyter.widget-view+json`: its model
+    ids are random)."""
     from IPython.core.formatters import format_display_data
 
     data, _ = format_display_data(panel)

@@ -1,4 +1,4 @@
-"""Client-side partition assignors, after Kafka's (client-coordinator.md §4 and §6).
+"""Client-side partition assignors, after Kafka's (`org.apache.kafka.clients.consumer`).
 
 The group leader runs one of these on every member's `Subscription` and sends each member its
 `Assignment`. ``range`` and ``roundrobin`` reproduce Kafka's output exactly; ``sticky`` and

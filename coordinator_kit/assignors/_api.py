@@ -1,4 +1,4 @@
-"""The assignor contract, after Kafka's ``ConsumerPartitionAssignor`` (client-coordinator.md §4, §6).
+"""The assignor contract, after Kafka's ``ConsumerPartitionAssignor``.
 
 In the classic protocol the broker never assigns partitions: it elects one member leader and
 hands it every member's subscription; the leader runs the assignor named by the group's chosen
@@ -199,7 +199,8 @@ def select_protocol(assignors: Iterable[PartitionAssignor]) -> RebalanceProtocol
     """The protocol a consumer with these assignors runs (Java ``ConsumerCoordinator``).
 
     Keep only the protocols every assignor supports and take the highest id; no common protocol
-    is a configuration error (§4: ``[range, cooperative-sticky]`` runs EAGER).
+    is a configuration error. Java's default ``[range, cooperative-sticky]`` runs EAGER (range
+    supports nothing else), which lets a group move to cooperative-sticky by rolling restarts.
     """
     assignors = list(assignors)
     if not assignors:

@@ -1,4 +1,5 @@
-"""Kafka's ``RangeAssignor`` (client-coordinator.md §6), without rack awareness (KIP-881).
+"""Kafka's ``RangeAssignor`` (``org.apache.kafka.clients.consumer``), without rack awareness
+(KIP-881).
 
 Each topic is split on its own: its partitions in numeric order, its subscribers in Java's
 ``MemberInfo`` order (static members first by group.instance.id, then dynamic ones by member

@@ -1,4 +1,4 @@
-"""Kafka's ``RoundRobinAssignor`` (client-coordinator.md §6).
+"""Kafka's ``RoundRobinAssignor`` (``org.apache.kafka.clients.consumer``).
 
 All partitions of every subscribed topic, topics in (Java) name order and partitions in numeric
 order, are dealt one at a time to the members in ``MemberInfo`` order, in a cycle that simply

@@ -1,4 +1,4 @@
-"""Kafka's ``StickyAssignor`` and ``CooperativeStickyAssignor`` (client-coordinator.md §4, §6).
+"""Kafka's ``StickyAssignor`` and ``CooperativeStickyAssignor`` (on ``AbstractStickyAssignor``).
 
 Both place partitions the same way; the goals, in priority order, are:
 

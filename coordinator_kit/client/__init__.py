@@ -1,4 +1,5 @@
-"""The consumer side of the classic group protocol (client-coordinator.md)."""
+"""The consumer side of the classic group protocol (the Java client's `ConsumerCoordinator` and
+`AbstractCoordinator`; see docs/kafka-classes.md)."""
 
 from .config import ConsumerConfig
 from .consumer import Consumer, ListenerCall

@@ -1,4 +1,4 @@
-"""Consumer settings by the Java client's keys and defaults (client-coordinator.md §7.1).
+"""Consumer settings by the Java client's keys and defaults (Kafka's `ConsumerConfig`, 3.x/4.0).
 
 Refused by name, like `ConsumerConfig`: an unknown key, a heartbeat interval that is not below
 the session timeout, an unknown assignor, or assignors with no common rebalance protocol.

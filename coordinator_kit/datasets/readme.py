@@ -118,14 +118,15 @@ whatever the size.
 """
 
 _SEED = """\
-## Compared with a real consumer log (seed 001)
+## Compared with a real consumer log
 
-Seed 001 of the kit's reference material (a blog post on Kafka's coordinators) quotes a Kafka
-0.10 consumer's log, captured by a test appender with the pattern `%m` plus the logger and line
-number, at DEBUG. Its coordination lines map to the kit's
-like this (the kit writes the Java client of Kafka 3.x/4.x):
+A 2016 blog post on Kafka's coordinators ("Coordinator in Apache Kafka" on waitingforcode.com;
+`notebooks/data/README.md` has the address and the rebuilt log) quotes a Kafka 0.10 consumer's
+log, captured by a test appender with the pattern `%m` plus the logger and line number, at
+DEBUG. Its coordination lines map to the kit's like this (the kit writes the Java client of
+Kafka 3.x/4.x):
 
-| Seed (0.10) | The kit (3.x/4.x) | Difference |
+| Blog post (0.10) | The kit (3.x/4.x) | Difference |
 |---|---|---|
 | `(Re-)joining group wfc_integration_test (org.apache.kafka.clients.consumer.internals.AbstractCoordinator:309)` | `[ts] INFO [Consumer clientId=consumer-1, groupId=group-1] (Re-)joining group (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)` | since 1.0 the group id moved into the `[Consumer clientId=..., groupId=...]` prefix; since 3.0 the logger is `ConsumerCoordinator` (`getClass()`), not `AbstractCoordinator`; no `:line` in Kafka's default layout |
 | `Setting newly assigned partitions [basicproducer-0]` | `Adding newly assigned partitions: orders-0, orders-1, orders-2` | new wording since 2.4, logged by `ConsumerRebalanceListenerInvoker` since 3.7 |
@@ -134,11 +135,10 @@ like this (the kit writes the Java client of Kafka 3.x/4.x):
 | `Group metadata response ClientResponse(...)` (DEBUG) | `Discovered group coordinator localhost:9094 (id: 2147483645 rack: null)` | FindCoordinator (then GroupCoordinatorRequest) as a raw response vs. the INFO line; the node id is Integer.MAX_VALUE minus the broker id in both |
 | `Joined group: {error_code=0,generation_id=1,...}`, `Issuing leader SyncGroup (SYNC_GROUP: ...)`, `Received successful sync group response ...`, `Received successful heartbeat response.` (DEBUG) | `Successfully joined group with generation Generation{generationId=1, memberId='...', protocol='range'}`, `Successfully synced group in generation Generation{...}` | the kit writes the INFO lines of newer clients; request/response dumps, `Fetching committed offsets`, `Performing range assignment` and the network client's sensor lines are DEBUG and the kit does not write them; of the DEBUG heartbeat lines it writes the 3.x/4.x `Sending Heartbeat request ...` and `Received successful Heartbeat response` (in `long-gc-pause`, whose client logs are at DEBUG), which the parser also reads in 0.10's wording |
 
-So the seed's excerpt reads like the kit's client logs in substance (the same join, assign,
+So the post's excerpt reads like the kit's client logs in substance (the same join, assign,
 sync, revoke steps in the same order), with older wording and another layout. A parser that
 strips the layout first and then matches message templates, as the Spark lessons do, can learn
-the older wordings (the kit's log-format reference, `shared/reference/kafka-log-formats.md`,
-lists them by Kafka version).
+the older wordings (`coordinator_kit/logs/wordings.py` lists them by Kafka version).
 """
 
 

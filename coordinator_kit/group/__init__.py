@@ -1,5 +1,6 @@
-"""Kafka's group coordinator (spec §3-§4): its records in `__consumer_offsets` and the consumer
-protocol bytes it stores, plus the classic-group machinery in the submodules."""
+"""Kafka's group coordinator (`org.apache.kafka.coordinator.group`): its records in
+`__consumer_offsets` and the consumer protocol bytes it stores, plus the classic-group machinery
+in the submodules (docs/kafka-classes.md maps each one to its Kafka class)."""
 
 from .classic import (CLASSIC_GROUP_STATES, ClassicGroup, ClassicGroupMember, ClassicGroupState,
                       Protocol)

@@ -1,4 +1,4 @@
-"""Classic consumer groups on the broker (Kafka's `ClassicGroup`, `ClassicGroupMember`, spec §3).
+"""Classic consumer groups on the broker (Kafka's `ClassicGroup`, `ClassicGroupMember`).
 
 A classic group is *soft state*: the object is mutated directly by the join/sync/heartbeat
 handlers, and only its presence in the shard's timeline map is versioned. The GroupMetadata
@@ -42,7 +42,7 @@ _E, _P, _C, _S, _D = (ClassicGroupState.EMPTY, ClassicGroupState.PREPARING_REBAL
                       ClassicGroupState.COMPLETING_REBALANCE, ClassicGroupState.STABLE,
                       ClassicGroupState.DEAD)
 
-# ClassicGroupState.validPreviousStates, as data (spec §3.3).
+# ClassicGroupState.validPreviousStates, as data.
 CLASSIC_GROUP_STATES: StateTable[ClassicGroupState] = StateTable(
     "ClassicGroup",
     ClassicGroupState,
@@ -229,7 +229,8 @@ class ClassicGroup:
 
     def replace_static_member(self, instance_id: str, old_member_id: str,
                               new_member_id: str) -> ClassicGroupMember:
-        """The new incarnation of a static member takes over the old one's place (spec §3.9)."""
+        """The new incarnation of a static member takes over the old one's place (KIP-345;
+        Kafka's `ClassicGroup.replaceStaticMember`)."""
         old = self.members.pop(old_member_id, None)
         if old is None:
             raise RuntimeError(f"cannot replace non-existing member {old_member_id} of "

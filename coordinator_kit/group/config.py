@@ -1,4 +1,5 @@
-"""Broker-side group coordinator settings, by Kafka's keys and with Kafka's defaults (spec §3.1).
+"""Broker-side group coordinator settings, by Kafka's keys and with Kafka's defaults (Kafka's
+`GroupCoordinatorConfig`).
 
 `GroupCoordinatorConfig.from_properties({"group.initial.rebalance.delay.ms": 0, ...})` takes the
 keys a learner would put in `server.properties`; an unknown key or an out-of-range value is

@@ -4,7 +4,8 @@ Every handler runs as a write event of the group's `__consumer_offsets` partitio
 Kafka, handlers mutate the (soft-state) `ClassicGroup` directly and write GroupMetadata records
 with `replay_records=False`; JoinGroup and SyncGroup answer through a separate response future
 that may complete long after the write (when the join phase ends, when the leader's assignment
-commits). Timers: `heartbeat-<group>-<member>`, `join-<group>`, `sync-<group>` (spec §1.10).
+commits). Timers: `heartbeat-<group>-<member>`, `join-<group>`, `sync-<group>`
+(`classicGroupHeartbeatKey`, `classicGroupJoinKey`, `classicGroupSyncKey`).
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ class GroupMetadataManager:
                                              group.generation_id, None, None,
                                              group.current_state_timestamp, [])
 
-    # -- JoinGroup (spec §3.4) -----------------------------------------------------------------
+    # -- JoinGroup (classicGroupJoin) ----------------------------------------------------------
 
     def classic_group_join(self, ctx: RequestContext, request: JoinGroupRequest,
                            response: CoordinatorFuture[JoinGroupResponse]
@@ -293,7 +294,8 @@ class GroupMetadataManager:
                               group: ClassicGroup, old_id: str, new_id: str,
                               response: CoordinatorFuture[JoinGroupResponse]
                               ) -> CoordinatorResult[None]:
-        """A static member restarted with the same group.instance.id (spec §3.9)."""
+        """A static member restarted with the same group.instance.id
+        (`updateStaticMemberThenRebalanceOrCompleteJoin`)."""
         current_leader = group.leader_id
         new = group.replace_static_member(request.group_instance_id or "", old_id, new_id)
         self.reschedule_heartbeat(group, new)
@@ -484,7 +486,7 @@ class GroupMetadataManager:
             if group.complete_sync_future(m, response):
                 self.reschedule_heartbeat(group, m)
 
-    # -- heartbeats and session expiry (spec §3.6, §3.8) ---------------------------------------
+    # -- heartbeats and session expiry (classicGroupHeartbeat, expireClassicGroupMemberHeartbeat)
 
     def _schedule_heartbeat(self, group_id: str, member_id: str, timeout_ms: int) -> None:
         key = heartbeat_key(group_id, member_id)
@@ -554,7 +556,7 @@ class GroupMetadataManager:
             return _HEARTBEAT_REBALANCING_RESULT
         return _HEARTBEAT_OK_RESULT
 
-    # -- SyncGroup (spec §3.5) -----------------------------------------------------------------
+    # -- SyncGroup (classicGroupSync) ----------------------------------------------------------
 
     def classic_group_sync(self, ctx: RequestContext, request: SyncGroupRequest,
                            response: CoordinatorFuture[SyncGroupResponse]
@@ -632,7 +634,7 @@ class GroupMetadataManager:
         if group.state in (D, E, P) or group.has_received_sync_from_all_members():
             self.timer.cancel(sync_key(group.group_id))
 
-    # -- LeaveGroup (spec §3.7) ----------------------------------------------------------------
+    # -- LeaveGroup (classicGroupLeave) --------------------------------------------------------
 
     def classic_group_leave(self, ctx: RequestContext, request: LeaveGroupRequest
                             ) -> CoordinatorResult[LeaveGroupResponse]:
@@ -684,7 +686,7 @@ class GroupMetadataManager:
                                                              member_id=UNKNOWN_MEMBER_ID))
         group.remove(member_id)
 
-    # -- replay, load and unload (spec §4.2, §4.4) ---------------------------------------------
+    # -- replay, load and unload (replay, onLoaded, onUnloaded) --------------------------------
 
     def replay_group_metadata(self, group_id: str, value: dict[str, Any] | None) -> None:
         if value is None:

@@ -1,4 +1,4 @@
-"""Committed offsets in the coordinator shard (Kafka's `OffsetMetadataManager`, spec §3.10-§3.12).
+"""Committed offsets in the coordinator shard (Kafka's `OffsetMetadataManager`).
 
 Offsets are hard state: a commit only produces OffsetCommit records, and the runtime replays them
 into a timeline map (group -> (topic, partition) -> offset) before they are even appended, so a
@@ -167,7 +167,7 @@ class OffsetMetadataManager:
             v["offset"], v.get("leaderEpoch", -1), v.get("metadata") or "",
             v["commitTimestamp"], None if expire is None or expire < 0 else expire, offset))
 
-    # -- retention (spec §3.12) ----------------------------------------------------------------
+    # -- retention (cleanupExpiredOffsets, OffsetExpirationConditionImpl) ----------------------
 
     def cleanup_expired_offsets(self, group_id: str, records: list[CoordinatorRecord]) -> bool:
         """Tombstones for expired offsets; True when the group has no offsets left."""

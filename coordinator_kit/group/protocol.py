@@ -1,7 +1,8 @@
 """The consumer protocol's opaque bytes: what a Java consumer puts in JoinGroup and SyncGroup.
 
 The coordinator stores these bytes in GroupMetadata records (`subscription`, `assignment`) and
-only looks inside a subscription to learn a consumer group's topics (spec §3). The layout is a
+only looks inside a subscription to learn a consumer group's topics (`ClassicGroup
+.computeSubscribedTopics`, which offset retention needs). The layout is a
 2-byte version header followed by Kafka's `ConsumerProtocolSubscription` / `Assignment` schema
 (clients/src/main/resources/common/message/), encoded and decoded the way Kafka's
 `ConsumerProtocol` does it:

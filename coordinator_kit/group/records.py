@@ -1,6 +1,7 @@
 """The group coordinator's records in `__consumer_offsets`, byte for byte as Kafka writes them.
 
-Two layers (spec §4.1):
+Two layers (Kafka's `CoordinatorRecordSerde` frames a record: the key is the 2-byte record type
+and the key struct, the value the 2-byte version and the value struct, a tombstone has none):
 
 * a small schema-driven codec for Kafka's message format. A `Message` is a table of `Field`s
   transcribed from Kafka's JSON schema (name, type, versions, nullable versions, default,
@@ -504,7 +505,8 @@ def new_offset_commit_record(group_id: str, topic: str, partition: int, offset: 
                              leader_epoch: int | None, metadata: str, commit_timestamp: int,
                              expire_timestamp: int | None = None) -> CoordinatorRecord:
     """Key type 1; value v1 when an expire timestamp is given (which drops the leader epoch
-    from the bytes: a reload sees -1), else v3, as Kafka writes today (spec §4.1)."""
+    from the bytes: a reload sees -1), else v3, as Kafka writes today
+    (`GroupCoordinatorRecordHelpers.newOffsetCommitRecord`)."""
     value = {"offset": offset, "leaderEpoch": -1 if leader_epoch is None else leader_epoch,
              "metadata": metadata, "commitTimestamp": commit_timestamp,
              "expireTimestamp": -1 if expire_timestamp is None else expire_timestamp}

@@ -3,7 +3,7 @@
 It checks a request before any partition sees it (group id, session timeout bounds), finds the
 `__consumer_offsets` partition of the group (Java's `String.hashCode` of the group id modulo
 `offsets.topic.num.partitions`), schedules the handler on the runtime, and turns internal
-failures into the error a client sees (spec §1.16): a timed-out write becomes
+failures into the error a client sees (`handleOperationException`): a timed-out write becomes
 COORDINATOR_NOT_AVAILABLE, a heartbeat that reaches a loading coordinator gets NONE.
 """
 
@@ -56,7 +56,8 @@ class _OffsetCommitWrite:
 
 
 def _heartbeat_error(e: Errors) -> HeartbeatResponse:
-    # A heartbeat that reaches a loading coordinator is answered NONE (spec §1.14).
+    # A heartbeat that reaches a loading coordinator is answered NONE, blindly
+    # (GroupCoordinatorService.heartbeat).
     return HeartbeatResponse(Errors.NONE if e is Errors.COORDINATOR_LOAD_IN_PROGRESS else e)
 
 

@@ -79,7 +79,8 @@ class GroupCoordinatorShard(CoordinatorShard):
                 sorted(self.groups.groups.items(epoch=committed_offset))]
 
     def cleanup_group_metadata(self) -> CoordinatorResult[None]:
-        """Expire offsets and delete empty groups without offsets (spec §3.12); re-arms itself."""
+        """Expire offsets and delete empty groups without offsets (Kafka's
+        `GroupCoordinatorShard.cleanupGroupMetadata`); re-arms itself."""
         records: list[CoordinatorRecord] = []
         for group_id in sorted(set(self.groups.groups.keys()) | set(self.offsets.offsets.keys())):
             if self.offsets.cleanup_expired_offsets(group_id, records):

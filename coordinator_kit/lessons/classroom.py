@@ -1,16 +1,18 @@
 """Notebook 06, classroom exercises: four seeded exercises, the tools the notebook hands out for
 each, their checks, and the generator of the student copy.
 
-The exercises (issue 5, item 6):
+The exercises:
 
 1. choose ``session.timeout.ms`` (and ``heartbeat.interval.ms``) so that a 10 s GC pause causes
-   no rebalance, on brokers that cap ``group.max.session.timeout.ms`` at 12 s (spec §3.1, §3.6,
-   §3.8; client-coordinator.md §3.1);
+   no rebalance, on brokers that cap ``group.max.session.timeout.ms`` at 12 s (the broker's
+   bounds in ``GroupCoordinatorService.joinGroup``, the session timer of
+   ``expireClassicGroupMemberHeartbeat``, the client's ``Heartbeat``);
 2. find in the broker logs of ``datasets/many-groups`` which member's join or departure started
-   a given generation of a group (spec §3.3, §3.4, §3.7, §3.8);
-3. predict what range, roundrobin and cooperative-sticky assign in a small group
-   (client-coordinator.md §4, §6);
-4. explain a coordinator write parked behind a stalled follower (spec §1.5, §1.6).
+   a given generation of a group (the reasons ``prepareRebalance`` logs);
+3. predict what range, roundrobin and cooperative-sticky assign in a small group (Kafka's
+   ``RangeAssignor``, ``RoundRobinAssignor``, ``CooperativeStickyAssignor``);
+4. explain a coordinator write parked behind a stalled follower (the write's response waits
+   for the high watermark; ``offsets.commit.timeout.ms`` ends the wait).
 
 Every check runs the kit: it rebuilds the seeded situation and compares the answer with what the
 kit does there, so where several answers work (exercise 1) any of them is accepted, and a wrong

@@ -1,7 +1,8 @@
 """Notebook 01, heartbeats and session timeouts: seeded runs, the views its cells print, and the
 checks of its exercises.
 
-Three timers keep a classic consumer in its group (client-coordinator.md §3.1, spec §3.6-§3.8):
+Three timers keep a classic consumer in its group (Kafka's client-side `Heartbeat`, and the
+coordinator's session timer):
 
 * ``heartbeat.interval.ms`` (client): how often the heartbeat thread sends a Heartbeat;
 * ``session.timeout.ms`` (broker): the coordinator's timer ``heartbeat-<group>-<member>``; when

@@ -438,7 +438,8 @@ def check_exercise_3(answer: Any) -> Verdict:
     parts = []
     if error is not expected_error:
         parts.append("the response does not wait 6 s: offsets.commit.timeout.ms is 5 s, and "
-                     "the service maps the runtime's error for the client (spec §1.16)."
+                     "the service maps the runtime's error for the client "
+                     "(handleOperationException)."
                      if error in (None, Errors.REQUEST_TIMED_OUT) else
                      "nothing unloads here: leadership does not move.")
     if answer[1] != expected_kept:

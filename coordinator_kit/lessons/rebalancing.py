@@ -1,7 +1,8 @@
 """Notebook 02, joining and rebalancing: seeded runs, the views its cells print, and the checks
 of its exercises.
 
-What the lesson shows (client-coordinator.md §2, §4, §6; spec §3.3-§3.9):
+What the lesson shows (Kafka's `AbstractCoordinator`/`ConsumerCoordinator` on the client, the
+classic paths of `GroupMetadataManager` on the broker; docs/kafka-classes.md):
 
 * a member's way in: FindCoordinator, JoinGroup with an empty member id answered
   ``MEMBER_ID_REQUIRED`` (KIP-394), JoinGroup again, SyncGroup;

@@ -1,16 +1,18 @@
-"""Lesson 03: the CoordinatorRuntime lifecycle, one step of seed 000 at a time.
+"""Lesson 03: the CoordinatorRuntime lifecycle, one step at a time.
 
 The notebook drives the kit itself (`RuntimeSandbox`, its runtimes and its partition); this
 module holds only what a cell would otherwise spell out by hand, so the cells stay short and
 everything here is tested (tests/test_lessons_03_04.py):
 
 * small views that print the same text on every run: a context in one line, the partition's
-  log end / high watermark / ISR, a table of steps (the spec's §1.15 worked example), the
+  log end / high watermark / ISR, a table of steps (as in Kafka's
+  `CoordinatorRuntimeTest.testScheduleWriteOp`), the
   records in the log, the context diagram with the state the context is in;
 * a log cursor that prints the Kafka log lines written since the previous cell;
 * the seeded runs behind the lesson's surprises (a reload with an uncommitted tail, loads
   queued in the single-threaded loader, a batch whose append fails);
-* seed 000's wording next to what Kafka's code does (spec §1.14);
+* a widely shared walkthrough's wording next to what Kafka's code does
+  (docs/kafka-code-vs-common-descriptions.md);
 * the exercise checks. An unanswered exercise holds `...` (Ellipsis): its check says "not
   answered yet" and does not raise, so "Run all" reaches the end of the notebook and nbval
   compares the check's output like any other.
@@ -242,7 +244,8 @@ def context_diagram(sb: RuntimeSandbox, broker: int | None = None, partition: in
 
 
 class Steps:
-    """A table of the runtime's offsets after each step, like the spec's worked example (§1.15).
+    """A table of the runtime's offsets after each step, like Kafka's
+    `CoordinatorRuntimeTest.testScheduleWriteOp` walks through them.
 
     `add(label, *futures)` records a row: virtual time, the step, lastWritten, lastCommitted,
     snapshots, the high watermark, the parked writes, and which tracked futures completed since
@@ -344,7 +347,7 @@ def reload_with_tail(committed: Sequence[Mapping[str, str]],
 
     Each mapping is one write, so one batch in the log. Returns the sandbox after the
     coordinator restarted and loaded its own log again: `describe()` shows the snapshots the
-    loader kept (spec §1.3: at the high watermark and at each batch end above it).
+    loader kept (`CoordinatorLoaderImpl`: at the high watermark and at each batch end above it).
     """
     sb = loaded_sandbox()
     for i, records in enumerate(committed):
@@ -421,7 +424,9 @@ def request_errors() -> dict[str, Errors | None]:
 
 
 # --------------------------------------------------------------------------------------------
-# Seed 000 next to Kafka's code (spec §1.14)
+# A common walkthrough next to Kafka's code. The walkthrough tells the runtime's lifecycle in
+# seven steps; its source and the reasons are on docs/kafka-code-vs-common-descriptions.md.
+# (The names with "seed" are kept for the notebook that imports them.)
 
 
 @dataclass(frozen=True)
@@ -466,7 +471,7 @@ SEED_000_DIFFERENCES: tuple[SeedClaim, ...] = (
 
 
 class ClaimList:
-    """Seed 000's claims, one block each: what the seed says, what the code does, where the
+    """The walkthrough's claims, one block each: what it says, what the code does, where the
     notebook shows it (printed wrapped, for a narrow cell)."""
 
     def __init__(self, claims: Sequence[SeedClaim], width: int = 96) -> None:
@@ -482,7 +487,7 @@ class ClaimList:
         blocks = []
         for c in self.claims:
             lines = []
-            for label, text in ((f"seed 000, step {c.step}:", c.seed_says),
+            for label, text in ((f"walkthrough step {c.step}:", c.seed_says),
                                 ("Kafka's code:", c.code_does), ("shown in:", c.shown_in)):
                 label = label.ljust(20)
                 lines += textwrap.wrap(text, self.width, initial_indent=label,
@@ -593,7 +598,7 @@ def check_exercise_1(answer: Any) -> Verdict:
                                  "client retries the same broker); FAILED and unloaded answer "
                                  "NOT_COORDINATOR (the client looks for the coordinator again).")
     why = {
-        "LOADING": "the context exists and is loading: nothing is queued (spec §1.14); the "
+        "LOADING": "the context exists and is loading: nothing is queued for after the load; the "
                    "error says 'try again soon, here'.",
         "FAILED": "a failed context stays in the runtime but serves nothing; the error sends "
                   "the client to look for the coordinator again.",

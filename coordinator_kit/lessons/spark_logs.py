@@ -10,9 +10,9 @@ quarantine, the analyses of `coordinator_kit.spark.analyses`) on three kinds of 
   so the lesson qualifies group ids with the folder name before analysing them together;
 * logs the lesson writes itself from a seeded cluster (`pause_run`, the "Try it" panel), with
   `write_logs`, in the datasets' layout;
-* ``notebooks/data/seed001_consumer.log`` - the consumer excerpt quoted by seed 001 (its source
-  line numbers are Kafka 0.9.0.1's), in Kafka's log4j layout (see notebooks/data/README.md for
-  how it was built).
+* ``notebooks/data/seed001_consumer.log`` - the consumer log excerpt a 2016 blog post on Kafka's
+  coordinators quotes (its source line numbers are Kafka 0.9.0.1's), in Kafka's log4j layout
+  (see notebooks/data/README.md for the source and how it was built).
 
 Everything Spark returns is ordered before it is collected, and every table here renders from
 its rows only (`Table`), so nbval can compare the notebook's output. Timestamps are UTC (the
@@ -67,7 +67,7 @@ REPO = Path(__file__).resolve().parents[2]
 DATASETS = REPO / "datasets"
 DATA = REPO / "notebooks" / "data"
 SEED_LOG = DATA / "seed001_consumer.log"
-# One line exactly as seed 001 prints it: its test appender's pattern kept only the message,
+# One line exactly as the blog post prints it: its test appender's pattern kept only the message,
 # the logger and the line number, no time and no level.
 SEED_APPENDER_LINE = ("(Re-)joining group wfc_integration_test "
                       "(org.apache.kafka.clients.consumer.internals.AbstractCoordinator:309)")
@@ -473,7 +473,7 @@ _CAUSES = (
 def generation_causes(episodes: Any, run: str | None = None) -> Any:
     """Which member's join, failure or departure started each rebalance, and the generation it
     led to: `rebalance_episodes` plus `cause` and `caused_by`, read from the reason the
-    coordinator logged when it prepared the rebalance (spec §3.3, §3.7, §3.8).
+    coordinator logged when it prepared the rebalance (`GroupMetadataManager.prepareRebalance`).
 
     `run`: keep the groups of one run only (groups qualified by `qualify_groups`)."""
     F = _F()
@@ -728,17 +728,19 @@ def pause_run(seed: int = 0) -> Cluster:
 
 @lru_cache(maxsize=1)
 def seed_heartbeat_gaps() -> tuple[int, ...]:
-    """The gaps (ms) between the seed consumer's heartbeat responses: its DEBUG "Received
-    successful heartbeat response." lines, events `heartbeat_succeeded` (wording J-HB-OK-0).
-    A 0.9 client logs no line when it sends a heartbeat, so the responses are what there is."""
+    """The gaps (ms) between the 0.9 consumer's heartbeat responses (``SEED_LOG``): its DEBUG
+    "Received successful heartbeat response." lines, events `heartbeat_succeeded` (wording
+    J-HB-OK-0). A 0.9 client logs no line when it sends a heartbeat, so the responses are what
+    there is."""
     rows = [r for r in parse_paths(SEED_LOG).events if r["event"] == "heartbeat_succeeded"]
     times = sorted(r["ts"] for r in rows)
     return tuple((b - a) // timedelta(milliseconds=1) for a, b in zip(times, times[1:]))
 
 
 def check_heartbeat_interval(answer: Any) -> Feedback:
-    """Exercise 1: the seed-001 consumer's heartbeat.interval.ms, measured from the time stamps
-    of its "Received successful heartbeat response." lines (events heartbeat_succeeded)."""
+    """Exercise 1: the 0.9 consumer's heartbeat.interval.ms (``SEED_LOG``), measured from the
+    time stamps of its "Received successful heartbeat response." lines (events
+    heartbeat_succeeded)."""
     ex = "Exercise 1"
     if unanswered(answer):
         return not_answered(ex, "a number of milliseconds")
@@ -759,8 +761,8 @@ def check_heartbeat_interval(answer: Any) -> Feedback:
         return Feedback(ex, "wrong", "That is the session timeout this consumer sent "
                                      "(session_timeout=30000 in its JoinGroup). Measure the time "
                                      "between two heartbeat responses instead.")
-    return Feedback(ex, "wrong", f"{answer} ms is not it. Keep the seed's events named "
-                                 f"heartbeat_succeeded and take the differences between "
+    return Feedback(ex, "wrong", f"{answer} ms is not it. Keep the rows of seed.events "
+                                 f"named heartbeat_succeeded and take the differences between "
                                  f"consecutive time stamps.")
 
 
@@ -816,7 +818,8 @@ _POLL = re.compile(r"(?i)poll timeout|poll interval|max\.poll|poll expired")
 
 @lru_cache(maxsize=4)
 def departure_causes(run: str = "many-groups") -> dict[str, int]:
-    """Departures per cause in a dataset run, read from its broker lines (spec §3.7, §3.8):
+    """Departures per cause in a dataset run, read from its broker lines (`classicGroupLeave`,
+    `expireClassicGroupMemberHeartbeat`):
     "has failed" -> session_expiry; "has left ... LeaveGroup" -> poll_timeout when the client's
     reason names the poll timeout, else leave; a static member replaced -> fencing."""
     out: dict[str, int] = {}

@@ -1,7 +1,7 @@
 """The catalogue of Kafka log-message templates the kit writes (and the parser will read).
 
-Each template is Kafka's own wording (see `shared/reference/kafka-log-formats.md` and the Java
-sources named in the comments), the logger Kafka uses, the level, the `LogContext` prefix shape,
+Each template is Kafka's own wording (from the Java sources named in the comments, at the commit
+named on docs/kafka-classes.md), the logger Kafka uses, the level, the `LogContext` prefix shape,
 and the *event* the line stands for. The same entries drive the writer (`Trace.log`) and, later,
 the Spark parser, so every line the kit writes is recognised by construction.
 
@@ -213,7 +213,7 @@ _ENTRIES = [
 ]
 
 
-# The group coordinator shard (GroupMetadataManager and friends), classic groups (spec §3).
+# The group coordinator shard (GroupMetadataManager and friends), classic groups.
 _GROUP_ENTRIES = [
     _t("G-DYN-JOIN-REQ", "member_id_required", "group_manager", "INFO", "context",
        "Dynamic member with unknown member id joins group {group} in {state} state. Created a new "

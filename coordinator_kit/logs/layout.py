@@ -6,8 +6,8 @@ prints the same lines on every machine and in every time zone.
 
 A kafka-python consumer logs through Python's `logging`, not log4j. Its lines (the loggers in
 `PYTHON_LAYOUT_LOGGERS`) render in the layout of the Python Logging HOWTO's example formatter,
-`%(asctime)s - %(name)s - %(levelname)s - %(message)s` (layout L-PY-DASHED in
-kafka-log-formats.md, common in public kafka-python logs; `logging.basicConfig()`'s default
+`%(asctime)s - %(name)s - %(levelname)s - %(message)s` (the parser's layout `PY-DASHED`,
+common in public kafka-python logs; `logging.basicConfig()`'s default
 `%(levelname)s:%(name)s:%(message)s` has no time): `2025-03-03 09:00:01,234 -
 kafka.coordinator - INFO - (Re-)joining group group-1`, with Python's level names (WARNING,
 CRITICAL). `format_log4j` (and so `TraceEvent.line()` and `Log4jFormatter`) picks it for those

@@ -4,8 +4,11 @@ The kit's own catalogue (`catalogue.py`) holds the wording the kit writes (Kafka
 Java client 3.x/4.x). Real logs also come from the classic Scala coordinator (0.9 to 3.9), the
 new coordinator's KIP-848 consumer groups (3.7+), older Java clients, kafka-python and
 librdkafka. Each row below maps one such wording onto the same event names, so an analysis
-reads a 2.8 broker log and a kit log alike. Source: shared/reference/kafka-log-formats.md (ids
-in the first column follow it), and kafka-python 3.0.12's own sources for its 3.x wording.
+reads a 2.8 broker log and a kit log alike. Sources: Kafka's log calls at the release tags of
+each row's version range (0.9.0.1 to 3.9, and the 4.0 development line), kafka-python's (1.x,
+2.x, and 3.0.12 for its 3.x wording) and librdkafka's. The ids are the kit's own: B- the classic
+broker `GroupCoordinator`, M- its `GroupMetadataManager`, N-/NC- the new group coordinator,
+J- the Java client, PY- kafka-python, RDK- librdkafka; a number tells wordings of one line apart.
 
 Texts use the catalogue's `str.format` placeholders (literal braces doubled); `patterns.py`
 turns them into regexes. A row whose wording equals a catalogue template is dropped there (the

@@ -1,4 +1,7 @@
-"""Kafka's CoordinatorRuntime, on virtual time (spec §1)."""
+"""Kafka's CoordinatorRuntime (`org.apache.kafka.coordinator.common.runtime`), on virtual time.
+
+docs/kafka-classes.md maps each module to its Kafka class and each behaviour to its method.
+"""
 
 from .deferred import DeferredEventQueue
 from .events import EventAccumulator, RejectedExecutionError

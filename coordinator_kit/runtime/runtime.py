@@ -1,6 +1,7 @@
 """The CoordinatorRuntime: one replicated state machine per coordinator partition.
 
-What it does, in the order a request meets it (spec §1):
+What it does, in the order a request meets it (Kafka's `CoordinatorRuntime`; docs/kafka-classes.md
+names the method behind each point):
 
 * a context per `__consumer_offsets` partition this broker leads, with the state table
   INITIAL -> LOADING -> ACTIVE -> FAILED/CLOSED held as data (`CONTEXT_STATES`);
@@ -68,7 +69,7 @@ class CoordinatorState(Enum):
 _I, _L, _A, _C, _F = (CoordinatorState.INITIAL, CoordinatorState.LOADING,
                       CoordinatorState.ACTIVE, CoordinatorState.CLOSED, CoordinatorState.FAILED)
 
-# CoordinatorRuntime.CoordinatorState.canTransitionFrom, as data (spec §1.2).
+# CoordinatorRuntime.CoordinatorState.canTransitionFrom, as data.
 CONTEXT_STATES: StateTable[CoordinatorState] = StateTable(
     "CoordinatorContext",
     CoordinatorState,
@@ -289,8 +290,9 @@ class CoordinatorContext:
 
     def append(self, producer_id: int, producer_epoch: int, records: Sequence[Any],
                replay: bool, is_atomic: bool, event: _WriteEvent[Any]) -> None:
-        """Spec §1.5 step 2: park a write without records, or replay its records into the open
-        batch (allocating one first) and attach the write to it; then flush if due (§1.9)."""
+        """`CoordinatorContext.append`: park a write without records, or replay its records into
+        the open batch (allocating one first) and attach the write to it; then flush if due
+        (`maybeFlushCurrentBatch`)."""
         if self.state is not _A:
             raise RuntimeError("Coordinator must be active to append records")
         coordinator: SnapshottableCoordinator = self.coordinator  # type: ignore[assignment]
@@ -363,8 +365,9 @@ class CoordinatorContext:
                 return
 
         batch.deferred_events.append(event)
-        # maybeFlushCurrentBatch(now), Kafka's condition as written (§1.9): at linger 0 every
-        # write flushes; with a linger, only the linger timer (or a full batch) does.
+        # maybeFlushCurrentBatch(now), Kafka's condition as written: at linger 0 every write
+        # flushes; with a linger, only the linger timer (or a full batch) does (the condition is
+        # often quoted the other way round: docs/kafka-code-vs-common-descriptions.md).
         if batch.producer_id != NO_PRODUCER_ID or \
                 (batch.append_time_ms - now) >= rt.config.append_linger_ms:
             self.flush_current_batch()
@@ -375,7 +378,7 @@ class CoordinatorContext:
                           now: int) -> None:
         """`append` at linger 0 with no batch open and no producer (the caller checked the
         context is ACTIVE and `records` not empty): the write's records make a batch of their
-        own, flushed at once (§1.9), as the general path would do it, without the `_Batch`
+        own, flushed at once (linger 0), as the general path would do it, without the `_Batch`
         object, the batch's bookkeeping and the writer's indirections. Whatever leaves that
         path (a record that fails to serialise or replay, records too large for one batch, a
         failed or out-of-sync append, DEBUG lines) first sets up the `_Batch` the general path
@@ -500,7 +503,8 @@ class CoordinatorContext:
         return batch
 
     def _allocate_batch(self, producer_id: int, producer_epoch: int, now: int) -> _Batch:
-        """Open a batch at the last written offset, with its linger timer (§1.9)."""
+        """Open a batch at the last written offset, with its linger timer
+        (`maybeAllocateNewBatch`)."""
         rt = self.runtime
         batch = self.batch = _Batch(
             self.coordinator.last_written_offset,  # type: ignore[union-attr]
@@ -680,7 +684,8 @@ class _WriteEvent(Generic[T]):
             self.complete(exc)
 
     def complete(self, exc: BaseException | None) -> None:
-        """Complete the append future (if any), then the response future (§1.5)."""
+        """Complete the append future (if any), then the response future
+        (`CoordinatorWriteEvent.complete`)."""
         if exc is None:
             if self.records is None:
                 self.future.complete(None)
@@ -712,7 +717,8 @@ class _WriteEvent(Generic[T]):
 
 class _Appended:
     """What a write keeps once its operation returned: the response and the append future it
-    completes when the batch commits (spec §1.5), and how many records it appended; a view
+    completes when the batch commits (`CoordinatorResult.appendFuture`), and how many records it
+    appended; a view
     made on demand by `_WriteEvent.result`."""
 
     __slots__ = ("response", "append_future", "records")
@@ -728,7 +734,7 @@ class _Appended:
 
 
 def _inactive_error(ctx: CoordinatorContext | None) -> KafkaError:
-    """The error for an operation on a context that is not ACTIVE (spec §1.2)."""
+    """The error for an operation on a context that is not ACTIVE (`withActiveContextOrThrow`)."""
     if ctx is not None and ctx.state is _L:
         return Errors.COORDINATOR_LOAD_IN_PROGRESS.exception()
     return Errors.NOT_COORDINATOR.exception()
@@ -793,7 +799,8 @@ class _InternalEvent:
 
 
 class CoordinatorRuntime(Generic[S]):
-    """Runs coordinator shards for the partitions one broker leads (spec §1)."""
+    """Runs coordinator shards for the partitions one broker leads (Kafka's
+    `CoordinatorRuntime`)."""
 
     def __init__(self, *, broker_id: int, scheduler: Scheduler, trace: Trace,
                  partitions: dict[TopicPartition, ReplicatedPartition],
@@ -811,7 +818,7 @@ class CoordinatorRuntime(Generic[S]):
         self.serde = serde
         self.partitions = partitions
         self.writer = PartitionWriter(broker_id, partitions)
-        # At linger 0 every write's batch is flushed by the write itself (§1.9): a write with
+        # At linger 0 every write's batch is flushed by the write itself: a write with
         # no batch open goes straight to the partition (`_append_own_batch`), which is the
         # kit's PartitionWriter's own append (a replaced writer keeps the general path).
         self._flush_every_write = self.config.append_linger_ms == 0 and \
@@ -937,7 +944,8 @@ class CoordinatorRuntime(Generic[S]):
         return event.future
 
     def schedule_load_operation(self, tp: TopicPartition, partition_epoch: int) -> None:
-        """This broker became leader of `tp` at `partition_epoch`: load it (spec §1.3)."""
+        """This broker became leader of `tp` at `partition_epoch`: load it
+        (`scheduleLoadOperation`)."""
         self._throw_if_not_running()
         self.log.log("R-SCHED-LOAD", tp=tp, epoch=partition_epoch)
         self._maybe_create_context(tp)
@@ -961,7 +969,8 @@ class CoordinatorRuntime(Generic[S]):
         self._schedule_internal(f"Load(tp={tp}, epoch={partition_epoch})", tp, load)
 
     def schedule_unload_operation(self, tp: TopicPartition, partition_epoch: int | None) -> None:
-        """This broker lost `tp` (or the topic was deleted: epoch None); unload it (§1.4)."""
+        """This broker lost `tp` (or the topic was deleted: epoch None); unload it
+        (`scheduleUnloadOperation`)."""
         self._throw_if_not_running()
         shown = _optional_int(partition_epoch)
         self.log.log("R-SCHED-UNLOAD", tp=tp, epoch=shown)
@@ -983,7 +992,8 @@ class CoordinatorRuntime(Generic[S]):
         self._schedule_internal(f"UnloadCoordinator(tp={tp}, epoch={shown})", tp, unload)
 
     def on_new_metadata_image(self, image: MetadataImage, delta: MetadataDelta) -> None:
-        """Store the image for future loads and hand it to every active shard (§1.11)."""
+        """Store the image for future loads and hand it to every active shard
+        (`onNewMetadataImage`)."""
         self._throw_if_not_running()
         if self._debug:
             self.log.log("R-SCHED-IMAGE", offset=image.offset)

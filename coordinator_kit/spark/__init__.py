@@ -1,4 +1,4 @@
-"""Spark side of the kit: a session factory and the log loader (issue 4).
+"""Spark side of the kit: a session factory and the log loader.
 
 Importing this package does not import pyspark; `get_session` and `load_logs` do.
 """

@@ -37,7 +37,7 @@ __all__ = ["rebalance_episodes", "member_departures", "heartbeat_gaps", "heartbe
 # on every run.
 ORDER = ("ts", "file", "line")
 
-# Kafka's classic group states (spec §3.3); AwaitingSync is the pre-1.0 name of
+# Kafka's classic group states (ClassicGroupState); AwaitingSync is the pre-1.0 name of
 # CompletingRebalance.
 CLASSIC_GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
 _STATE_ALIASES = {"AwaitingSync": "CompletingRebalance"}
@@ -173,9 +173,9 @@ def _group_lines(logs: DataFrame) -> DataFrame:
 
     State from the line's event: Preparing to rebalance -> PreparingRebalance, Stabilized ->
     CompletingRebalance, Assignment received -> Stable, is now empty -> Empty, Unloading /
-    transitioned to Dead -> Dead, Loaded with N members -> Stable (N > 0) or Empty (spec §3.3,
-    replay). Other lines that print the group's state ("joins group g in Empty state") are
-    observations of the state the group is in.
+    transitioned to Dead -> Dead, Loaded with N members -> Stable (N > 0) or Empty (as
+    `GroupMetadataManager.replay` builds a loaded group). Other lines that print the group's
+    state ("joins group g in Empty state") are observations of the state the group is in.
     """
     lines = _timed(logs).filter((F.col("source") == "broker") & F.col("group").isNotNull())
     lines = lines.filter(F.col("event").isin(list(_EPISODE_ENDS) + [REBALANCE_STARTED,
@@ -221,15 +221,16 @@ _EPISODE_COLUMNS = ("group", "start_ts", "end_ts", "duration_ms", "reason", "end
 def rebalance_episodes(logs: DataFrame) -> DataFrame:
     """One row per rebalance of a classic group, ordered by group and start.
 
-    From broker lines (spec §3.3-§3.5): an episode starts at "Preparing to rebalance group ..."
-    (the group enters PreparingRebalance; `reason` and `generation_before` are that line's) and
-    ends at the first of: "Assignment received from leader ... for generation n" (the leader's
-    SyncGroup; Kafka moves the group to Stable once that assignment is committed and logs
-    nothing then, so this line stands in for it), "Group ... is now empty" (-> Empty),
-    "Unloading group metadata" / "transitioned to Dead" (-> Dead), or "Loaded classic group"
-    on a new coordinator (the rebalance was cut short by a coordinator move). A second
-    "Preparing to rebalance" before the end (a member joined or the sync timed out during
-    CompletingRebalance) continues the same episode and counts in `restarts`.
+    From broker lines (`prepareRebalance`, `completeClassicGroupJoin`, `classicGroupSync`): an
+    episode starts at "Preparing to rebalance group ..." (the group enters PreparingRebalance;
+    `reason` and `generation_before` are that line's) and ends at the first of: "Assignment
+    received from leader ... for generation n" (the leader's SyncGroup; Kafka moves the group to
+    Stable once that assignment is committed and logs nothing then, so this line stands in for
+    it), "Group ... is now empty" (-> Empty), "Unloading group metadata" / "transitioned to
+    Dead" (-> Dead), or "Loaded classic group" on a new coordinator (the rebalance was cut short
+    by a coordinator move). A second "Preparing to rebalance" before the end (a member joined or
+    the sync timed out during CompletingRebalance) continues the same episode and counts in
+    `restarts`.
     `members_after` is the count the ending line prints ("The group has N members", 2.8+; 0 for
     Empty; from "Stabilized ... with N members" when the ending line has none); `members_before`
     is the last count printed before the start (0 for a new or Empty group). Older wordings
@@ -366,8 +367,10 @@ _POLL_TIMEOUT_TEXT = r"(?i)poll timeout|poll interval|max\.poll|poll expired"
 def member_departures(logs: DataFrame) -> DataFrame:
     """One row per member that left a group, with the cause, ordered by time.
 
-    Broker lines (spec §3.7-§3.9, §5.4): "Member m in group g has failed, removing it" and
-    "Pending member ... has been removed after session timeout expiration" -> session_expiry;
+    Broker lines (`classicGroupLeave`, `expireClassicGroupMemberHeartbeat`, static member
+    replacement, and the KIP-848 consumer groups' wording): "Member m in group g has failed,
+    removing it" and "Pending member ... has been removed after session timeout expiration" ->
+    session_expiry;
     "... has left group through explicit `LeaveGroup`" -> leave, or poll_timeout when the
     client's reason (KIP-800, 3.2+) or the member's own "sending LeaveGroup ... due to consumer
     poll timeout has expired." line says so; "Replacing previously mapped member m" (a static
@@ -578,8 +581,9 @@ _LOAD_COLUMNS = ("partition", "broker", "operation", "epoch", "scheduled_ts", "s
 
 
 def coordinator_loads(logs: DataFrame) -> DataFrame:
-    """One row per load or unload of a `__consumer_offsets` partition by a broker (spec §1.3,
-    §1.4), ordered by partition, scheduling time, broker.
+    """One row per load or unload of a `__consumer_offsets` partition by a broker
+    (`CoordinatorRuntime.scheduleLoadOperation`, `scheduleUnloadOperation`), ordered by
+    partition, scheduling time, broker.
 
     An attempt opens with "Scheduling loading of metadata from tp with epoch e" (or the
     pre-4.0 "Scheduling loading of offsets and group metadata from ...") / "Scheduling
@@ -647,8 +651,8 @@ _TIMELINE_COLUMNS = ("group", "state", "from_ts", "to_ts", "duration_ms", "gener
 
 def group_state_timeline(logs: DataFrame) -> DataFrame:
     """One row per (group, state, from_ts, to_ts): how long each classic group stayed in each
-    state (spec §3.3), ordered by group and time; `to_ts` is NULL for the state the group is
-    still in at the end of the input.
+    state (`ClassicGroupState`), ordered by group and time; `to_ts` is NULL for the state the
+    group is still in at the end of the input.
 
     The state each broker line shows the group entering is as in `rebalance_episodes`
     (Stable is entered at "Assignment received from leader", standing in for the commit of the

@@ -28,8 +28,9 @@ layout         string     object                      layout id (logs.patterns.L
 problem        string     object                      quarantine reason, NULL for events
 =============  =========  ==========================  =========================================
 
-The first 17 columns are the ones issue 4 names; `template`, `layout` and `problem` are added
-at the end. Placeholders of the catalogue map to columns through `PLACEHOLDER_COLUMNS`
+The first 17 columns are the parsed log's own (`ISSUE_COLUMNS`, the set the loader started
+with); `template`, `layout` and `problem` are added at the end. Placeholders of the catalogue
+map to columns through `PLACEHOLDER_COLUMNS`
 ({group}->group, {member}/{member_id}->member, {generation}->generation, {partition}/{tp}->
 partition, {epoch}->epoch, {ms}/{duration_ms}->duration_ms, {state}/{new_state}->state,
 {reason}/{cause}/{error}/{exception}/{message}->reason); a client line's group also comes from
@@ -55,7 +56,7 @@ __all__ = ["Column", "EVENT_COLUMNS", "COLUMN_NAMES", "ISSUE_COLUMNS", "PLACEHOL
            "EVENT_NAMES", "CATALOGUE_EVENTS", "EXTRA_EVENTS", "QUARANTINE_PROBLEMS", "KINDS",
            "LEVELS", "SOURCES", "spark_schema", "arrow_schema", "pandas_dtypes", "ddl"]
 
-# The columns issue 4 lists, in its order (a prefix of COLUMN_NAMES).
+# The first 17 columns, in their order (a prefix of COLUMN_NAMES); the name is historical.
 ISSUE_COLUMNS: tuple[str, ...] = COLUMN_NAMES[:17]
 
 CATALOGUE_EVENTS: frozenset[str] = frozenset(t.event for t in TEMPLATES.values())
