@@ -23,7 +23,7 @@ Reported, all measured in this run:
    from the start (what a recorder with only seed + actions would do): the median of three
    instants and the whole hour. The ratio full replay / jump is printed per instant.
 
-Target (issue 11): a jump back to an arbitrary instant of the one-hour, 100-consumer run takes
+Target: a jump back to an arbitrary instant of the one-hour, 100-consumer run takes
 well under a second: every jump below 0.5 s.
 """
 
