@@ -177,6 +177,8 @@ class StudentAnswer:
 
 
 _ASSIGN_LINE = re.compile(r"^\s*(answer_\w+)\s*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+# An assignment inside IPython syntax (``%time answer_1 = f()``): only a kernel can run it.
+_MAGIC_ASSIGN = re.compile(r"^[ \t]*%.*?\b(answer_\w+)\s*=(?!=)", re.MULTILINE)
 
 
 def _code_text(code: str, node: ast.AST) -> str:
@@ -209,6 +211,11 @@ def read_answers(notebook: Mapping[str, Any], names: Sequence[str]) -> dict[str,
             continue
         code = python_source(source)
         events: list[tuple[int, int, str, StudentAnswer]] = []
+        for m in _MAGIC_ASSIGN.finditer(source):
+            if m.group(1) in wanted:
+                line = source.count("\n", 0, m.start()) + 1
+                text = " ".join(source.splitlines()[line - 1].split())
+                events.append((line, 0, m.group(1), StudentAnswer("code", text=text, cell=i)))
         plain = set()
         for node in tree.body:
             value, targets = None, []
@@ -284,8 +291,9 @@ class Report:
         for line in self.duplicates:
             lines.append(line)
         if self.skipped_files:
-            lines.append(f"skipped {self.skipped_files} file"
-                         f"{'s' * (self.skipped_files != 1)} that are not notebooks")
+            lines.append(f"skipped {self.skipped_files} "
+                         + ("file that is not a notebook" if self.skipped_files == 1
+                            else "files that are not notebooks"))
         if out:
             lines.append(f"wrote {len(self.rows)} rows to {out}")
         return "\n".join(lines)

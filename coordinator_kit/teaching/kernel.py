@@ -17,6 +17,7 @@ import io
 import os
 import pickle
 import secrets
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,7 +132,9 @@ def run_for_answers(notebook: Mapping[str, Any], folder: Path, names: Sequence[s
                             interrupt_on_timeout=True,
                             resources={"metadata": {"path": str(folder)}})
     try:
-        client.execute(env=env)
+        # The kernel process's own stderr carries only its startup chatter; what the
+        # notebook prints reaches the cells' outputs.
+        client.execute(env=env, stderr=subprocess.DEVNULL)
     except Exception as e:   # the kernel died, or would not start
         problem = f"the notebook did not run to its end in a kernel ({type(e).__name__}: {e})"
         return {n: KernelAnswer(problem=problem) for n in names}
