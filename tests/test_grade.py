@@ -14,7 +14,6 @@ import copy
 import csv
 import io
 import shutil
-from pathlib import Path
 
 import pytest
 from teacher_copies import NOTEBOOKS, TEACHERS, answer_cells, read, teacher_copy_of, write

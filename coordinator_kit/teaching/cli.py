@@ -26,14 +26,16 @@ whose notebook, which lesson:
 
 exercises and checks:
   Read from the lesson's teacher copy (TEACHERS/<lesson>.ipynb): each answer_N its solution
-  blocks assign, judged by the check cell after it. The teacher copy's checks run, not the
-  student's check cells.
+  blocks assign, judged by the check cell after it (1 point, or the answer cell's
+  {"coordinator_kit": {"points": N}}). The teacher copy's checks run in this process, not the
+  student's check cells; the lessons' Feedback (correct/wrong/unanswered) and Verdict (ok
+  True/False/None) map to one status. No check needs Spark: the grader starts no session.
 
 answers:
   The notebook's last assignment to answer_N, read as a Python literal (nothing runs). An
   answer computed by code gets status "code"; with --execute, notebooks with such answers run
   in a fresh kernel (their own folder as working directory, --timeout seconds per cell) and
-  those answers take the kernel's values.
+  those answers take the kernel's values. --execute runs the students' code with your rights.
 
 CSV columns (one row per student and exercise, sorted by student, lesson, exercise):
   student, lesson, exercise (answer_N), status, points, max_points, feedback (the check's
@@ -41,8 +43,9 @@ CSV columns (one row per student and exercise, sorted by student, lesson, exerci
   status: correct | wrong | unanswered | code | error (the check raised, or the kernel could
   not give the answer) | unreadable (one row per file that cannot be graded, with the reason).
 
-Without --out the CSV goes to stdout and the summary to stderr. Exit status: 0, or 1 when a
-file was unreadable (its row says why), 2 on a usage error.
+A summary (students, notebooks, exercises graded, statuses per exercise, unreadable files)
+goes to stdout; without --out the CSV goes to stdout and the summary to stderr.
+Exit status: 0, or 1 when a file was unreadable (its row says why), 2 on a usage error.
 """
 
 
