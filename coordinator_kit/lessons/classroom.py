@@ -1,5 +1,5 @@
 """Notebook 06, classroom exercises: four seeded exercises, the tools the notebook hands out for
-each, their checks, and the generator of the student copy.
+each, and their checks.
 
 The exercises:
 
@@ -19,22 +19,15 @@ kit does there, so where several answers work (exercise 1) any of them is accept
 answer gets a hint that names what happened in the run. An unanswered exercise (``...`` or None)
 is reported, never raised, so the student copy runs top to bottom.
 
-Solutions live in one place only, the teacher's notebook
-``notebooks/solutions/06_classroom_exercises_solutions.ipynb``. The student notebook is generated
-from it (`student_version`, or ``python -m coordinator_kit.lessons.classroom``), with nbgrader's
-markers: the lines between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` become
-``answer_N = ...`` for each ``answer_N`` they assign, and cells tagged ``solution`` are left out.
+Solutions live in one place only, the teacher copy ``teachers/06_classroom_exercises.ipynb``;
+the student notebook is generated from it (`coordinator_kit.teaching.student`,
+``python -m coordinator_kit notebooks --write``), and a class's notebooks are graded against it
+with these checks (``python -m coordinator_kit grade``).
 """
 
 from __future__ import annotations
 
-import argparse
-import ast
-import copy
-import json
 import re
-import sys
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -72,9 +65,6 @@ __all__ = [
     "StuckWrite", "stuck_write", "choices", "check_stuck_write",
     # all four
     "EXERCISES", "scoreboard",
-    # the student copy
-    "BEGIN_SOLUTION", "END_SOLUTION", "SOLUTION_TAG", "student_version", "solution_blocks",
-    "write_student_version", "student_version_drift", "main",
 ]
 
 
@@ -972,157 +962,3 @@ def scoreboard(*answers: Any) -> Table:
                      "result": marks[result.status]})
     return Table(rows, ["exercise", "topic", "result"],
                  title=f"score: {score} of {len(EXERCISES)}")
-
-
-# ---------------------------------------------------------------------------------------------
-# The student copy, generated from the teacher's notebook
-# ---------------------------------------------------------------------------------------------
-
-BEGIN_SOLUTION = "### BEGIN SOLUTION"
-END_SOLUTION = "### END SOLUTION"
-SOLUTION_TAG = "solution"
-_ANSWER_NAME = re.compile(r"^answer_\w+$")
-
-
-def _answer_names(block: str, where: str) -> list[str]:
-    try:
-        tree = ast.parse(textwrap.dedent(block))
-    except SyntaxError as e:
-        raise ValueError(f"{where}: the solution block is not valid Python ({e.msg}, line "
-                         f"{e.lineno})") from None
-    names: list[str] = []
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            targets = [node.target]
-        else:
-            continue
-        for t in targets:
-            if isinstance(t, ast.Name) and _ANSWER_NAME.match(t.id) and t.id not in names:
-                names.append(t.id)
-    return names
-
-
-def _split_blocks(source: str, where: str) -> list[tuple[str, str, str | None]]:
-    """The source as (kind, text, indent) pieces: "keep" lines and "solution" blocks."""
-    pieces: list[tuple[str, str, str | None]] = []
-    block: list[str] | None = None
-    indent = ""
-    for line in source.splitlines(keepends=True):
-        marker = line.strip()
-        if marker == BEGIN_SOLUTION:
-            if block is not None:
-                raise ValueError(f"{where}: {BEGIN_SOLUTION!r} inside another solution block")
-            block, indent = [], line[:len(line) - len(line.lstrip())]
-        elif marker == END_SOLUTION:
-            if block is None:
-                raise ValueError(f"{where}: {END_SOLUTION!r} without {BEGIN_SOLUTION!r}")
-            pieces.append(("solution", "".join(block), indent))
-            block = None
-        elif block is not None:
-            block.append(line)
-        else:
-            pieces.append(("keep", line, None))
-    if block is not None:
-        raise ValueError(f"{where}: {BEGIN_SOLUTION!r} without {END_SOLUTION!r}")
-    return pieces
-
-
-def _source(cell: Mapping[str, Any]) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
-
-
-def solution_blocks(notebook: Mapping[str, Any]) -> list[tuple[int, str, list[str]]]:
-    """(cell index, block text, answer names it assigns) for every solution block."""
-    out = []
-    for i, cell in enumerate(notebook["cells"]):
-        for kind, text, _ in _split_blocks(_source(cell), f"cell {i}"):
-            if kind == "solution":
-                names = _answer_names(text, f"cell {i}") if cell["cell_type"] == "code" else []
-                out.append((i, text, names))
-    return out
-
-
-def student_version(notebook: Mapping[str, Any]) -> dict[str, Any]:
-    """The student copy of a teacher's notebook: cells tagged "solution" left out, each
-    solution block replaced by ``answer_N = ...`` for every ``answer_N`` it assigns (a block in
-    a markdown cell, or one assigning no answer, just goes), outputs cleared."""
-    nb = copy.deepcopy(dict(notebook))
-    cells = []
-    for i, cell in enumerate(nb.get("cells", [])):
-        meta = cell.setdefault("metadata", {})
-        if SOLUTION_TAG in meta.get("tags", []):
-            continue
-        code = cell["cell_type"] == "code"
-        lines = []
-        for kind, text, indent in _split_blocks(_source(cell), f"cell {i}"):
-            if kind == "keep":
-                lines.append(text)
-            elif code:
-                lines += [f"{indent}{name} = ...\n" for name in _answer_names(text, f"cell {i}")]
-        new = "".join(lines).rstrip("\n")
-        cell["source"] = new.splitlines(keepends=True)
-        if code:
-            cell["outputs"] = []
-            cell["execution_count"] = None
-            meta.pop("execution", None)
-        cells.append(cell)
-    nb["cells"] = cells
-    text = json.dumps(nb)
-    for marker in (BEGIN_SOLUTION, END_SOLUTION):
-        if marker in text:
-            raise ValueError(f"the student copy still contains {marker!r}: a marker must stand "
-                             f"on a line of its own")
-    return nb
-
-
-def _cell_view(cell: Mapping[str, Any]) -> tuple[str, str, tuple[str, ...]]:
-    return (cell["cell_type"], _source(cell), tuple(cell.get("metadata", {}).get("tags", [])))
-
-
-def student_version_drift(solutions: Path, student: Path) -> list[str]:
-    """How the committed student notebook differs from the one `solutions` generates (cell
-    types, sources and tags; outputs are the student run's own). Empty when in step."""
-    want = [_cell_view(c) for c in student_version(json.loads(solutions.read_text()))["cells"]]
-    have = [_cell_view(c) for c in json.loads(student.read_text())["cells"]]
-    problems = []
-    if len(want) != len(have):
-        problems.append(f"{student} has {len(have)} cells, {solutions} generates {len(want)}")
-    for i, (w, h) in enumerate(zip(want, have)):
-        if w != h:
-            problems.append(f"cell {i} differs: expected {w[0]} {w[1][:60]!r}..., found "
-                            f"{h[0]} {h[1][:60]!r}...")
-    return problems
-
-
-def write_student_version(solutions: Path, student: Path) -> None:
-    """Write the student copy (unexecuted: run it with nbconvert to store its outputs)."""
-    nb = student_version(json.loads(solutions.read_text(encoding="utf-8")))
-    student.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m coordinator_kit.lessons.classroom",
-        description="Generate the student copy of a classroom notebook from the teacher's "
-                    "copy (solution blocks become `answer_N = ...`, solution cells go).")
-    parser.add_argument("solutions", type=Path, help="the teacher's notebook")
-    parser.add_argument("student", type=Path, help="the student notebook to write or check")
-    parser.add_argument("--check", action="store_true",
-                        help="do not write; exit 1 if the student notebook is out of step")
-    args = parser.parse_args(argv)
-    if args.check:
-        problems = student_version_drift(args.solutions, args.student)
-        for p in problems:
-            print(p, file=sys.stderr)
-        return 1 if problems else 0
-    write_student_version(args.solutions, args.student)
-    print(f"wrote {args.student}; execute it to store its outputs, e.g. jupyter nbconvert "
-          f"--to notebook --execute --inplace {args.student}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
