@@ -471,8 +471,8 @@ def _consumer_view(cluster: Cluster, c: Any, groups: tuple[GroupView, ...], now:
                         for m in g.members if m.client_id == c.name
                         or m.member_id == c.generation.member_id)
     return ConsumerView(
-        c.name, config.group_id, cluster.partition_of(config.group_id).partition, c.state.name, c.generation.generation_id, c.member_id,
-        c.generation.protocol_name, c.coordinator,
+        c.name, config.group_id, cluster.partition_of(config.group_id).partition, c.state.name,
+        c.generation.generation_id, c.member_id, c.generation.protocol_name, c.coordinator,
         tuple(str(tp) for tp in sorted(c.owned)), process, tuple(status), cut,
         c.drop_heartbeats, c.processing_ms, c.rejoin_needed, tuple(timers), memberships,
         _answer_view(c.last_answer), _held_answers(c))
