@@ -30,7 +30,7 @@ from .runtime.runtime import CoordinatorRuntime, RuntimeConfig
 from .topic import TopicPartition
 from .trace import LogContext, Trace
 
-__all__ = ["Cluster", "Broker", "Network"]
+__all__ = ["Cluster", "Broker", "Network", "Lost", "CoordinatorAnswer"]
 
 
 @dataclass
@@ -42,10 +42,17 @@ class Broker:
 
 
 class _Exchange:
-    """One request on the network and its answer (or its timeout): the state `send` keeps."""
+    """One request on the network and its answer (or its timeout): the state `send` keeps.
+
+    Views read where a request is from this state alone (`coordinator_kit.viz.snapshot`):
+    `call` is the request until it arrives, then `_arrived`, or a `Lost` saying where and why
+    it was lost; `response` holds the answer from when the coordinator has it; `answered` is
+    set once the client has it (or gave up: `response` None, REQUEST_TIMED_OUT), at
+    `answered_at` (set only then), and the client's `last_answer` is this exchange.
+    """
 
     __slots__ = ("network", "client", "broker", "api", "call", "on_response", "answered",
-                 "timeout", "response_name", "response")
+                 "timeout", "response_name", "response", "answered_at")
 
     def __init__(self, network: Network, client: Consumer, broker: int | None, api: str,
                  call: Callable[[GroupCoordinatorService], CoordinatorFuture[Any]],
@@ -77,9 +84,11 @@ class _Exchange:
             self.call = _arrived  # a request arrives once (or is lost)
             # network._up(client, broker), written out: every request and response comes here
             if self.client.name in network.cut or broker is None:
+                self.call = _lost(network, self.client, broker, "arrival")
                 return
             broker_ = network.cluster.brokers[broker]
             if not broker_.alive:
+                self.call = _lost(network, self.client, broker, "arrival")
                 return
             call(broker_.service).add_done_callback(self)  # -> the answer is ready
             return
@@ -93,19 +102,27 @@ class _Exchange:
     def timed_out(self) -> None:
         if not self.answered:
             self.answered = True
+            self.response = None
+            self.answered_at = self.network.scheduler._now
+            self.client.last_answer = self
             on_response, self.on_response = self.on_response, _answered
             on_response(None, Errors.REQUEST_TIMED_OUT)
 
     def deliver(self) -> None:
-        response, self.response = self.response, None
-        if self.answered:
+        response = self.response
+        if self.answered:  # it timed out first: the late answer is dropped
+            self.response = None
             return
         network = self.network
         broker = self.broker
         if self.client.name in network.cut or broker is None \
                 or not network.cluster.brokers[broker].alive:
+            self.call = _lost(network, self.client, broker, "return")  # the timeout will fire
             return
         self.answered = True
+        # the client's last answer, kept with its answer (most are the service's shared ones)
+        self.answered_at = network.scheduler._now
+        self.client.last_answer = self
         timeout = self.timeout
         if timeout is not _IN_LANE and timeout is not None:  # None: cancelled via pending()
             timeout.cancel()
@@ -120,6 +137,53 @@ def _arrived(service: GroupCoordinatorService) -> CoordinatorFuture[Any]:  # pra
 
 def _answered(response: Any, error: Errors | None) -> None:  # pragma: no cover
     raise AssertionError("an exchange was answered twice")
+
+
+class Lost:
+    """What a lost request's `call` becomes: where it was lost ("send", "arrival", "return")
+    and why ("cut off", "broker down", "no coordinator", "dropped": the client drops its
+    heartbeats). Its timeout still stands: the client learns of the loss when it fires."""
+
+    __slots__ = ("where", "why")
+
+    def __init__(self, where: str, why: str) -> None:
+        self.where = where
+        self.why = why
+
+    def __call__(self, service: GroupCoordinatorService) -> CoordinatorFuture[Any]:
+        raise AssertionError(f"a request lost on {self.where} ({self.why}) arrived")
+
+    def __repr__(self) -> str:
+        return f"Lost({self.where!r}, {self.why!r})"
+
+
+_LOSSES = {(where, why): Lost(where, why) for where in ("send", "arrival", "return")
+           for why in ("cut off", "broker down", "no coordinator", "dropped")}
+
+
+def _lost(network: Network, client: Consumer, broker: int | None, where: str,
+          drop: bool = False) -> Lost:
+    """Why a message of `client` to or from `broker` is lost (only called when it is)."""
+    why = ("cut off" if client.name in network.cut else "dropped" if drop
+           else "no coordinator" if broker is None else "broker down")
+    return _LOSSES[(where, why)]
+
+
+class CoordinatorAnswer:
+    """A FindCoordinator answer as the client got it (its `last_answer`): the coordinator's
+    broker, or the error (COORDINATOR_NOT_AVAILABLE, REQUEST_TIMED_OUT when cut off)."""
+
+    __slots__ = ("api", "broker", "error", "answered_at")
+
+    def __init__(self, broker: int | None, error: Errors | None, answered_at: int) -> None:
+        self.api = "FindCoordinator"
+        self.broker = broker
+        self.error = error
+        self.answered_at = answered_at
+
+    def __repr__(self) -> str:
+        return (f"CoordinatorAnswer(broker={self.broker}, error={self.error}, "
+                f"at={self.answered_at}ms)")
 
 
 _IN_LANE: Any = object()  # an exchange's `timeout` while it waits in one of the network's lanes
@@ -184,6 +248,7 @@ class Network:
                                                 name=f"{api} timeout {client.name}")
         if drop or client.name in self.cut or broker is None \
                 or not self.cluster.brokers[broker].alive:  # not self._up(client, broker)
+            exchange.call = _lost(self, client, broker, "send", drop)
             client.log.event("request_dropped", api=api, client=client.name, broker=broker)
             return
         names = self._names.get((api, client.name, broker))
@@ -199,12 +264,16 @@ class Network:
 
         def answer() -> None:
             if client.name in self.cut:
+                client.last_answer = CoordinatorAnswer(None, Errors.REQUEST_TIMED_OUT, sched.now)
                 on_result(None, Errors.REQUEST_TIMED_OUT)
                 return
             leader = self.cluster.coordinator_for(group_id)
             if leader is None or not self.cluster.brokers[leader].alive:
+                client.last_answer = CoordinatorAnswer(None, Errors.COORDINATOR_NOT_AVAILABLE,
+                                                       sched.now)
                 on_result(None, Errors.COORDINATOR_NOT_AVAILABLE)
             else:
+                client.last_answer = CoordinatorAnswer(leader, None, sched.now)
                 on_result(leader, None)
 
         sched.call_later(2 * self.latency_ms, answer, name=f"FindCoordinator {client.name}")

@@ -208,6 +208,9 @@ class Consumer:
         self.last_heartbeat_received = 0
         self.next_auto_commit = 0
         self.inflight = _Inflight()
+        # the last answer the network delivered (an exchange of `Cluster.network`, or a
+        # FindCoordinator answer), for views; set by the network, never read here
+        self.last_answer: Any = None
         self.running = False
         self.crashed = False
         self.closed = False

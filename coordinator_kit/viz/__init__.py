@@ -1,5 +1,5 @@
 """Views for notebooks: diagrams drawn from the state tables, live diagrams, a rebalance's
-sequence picture, timelines, and a widget control panel.
+sequence picture, timelines, the whole cluster on one screen, and a widget control panel.
 
 `diagrams` needs nothing but Python (DOT text) and is imported eagerly, so the `diagrams`
 command stays light; the rest import Graphviz, matplotlib or ipywidgets and load on first use.
@@ -21,6 +21,9 @@ __all__ = [
     "record_requests", "sequence_dot", "sequence_diagram",
     # timelines (coordinator_kit.viz.plots)
     "swimlanes", "rebalance_durations", "rebalances", "figure_svg",
+    # the whole cluster at one instant (coordinator_kit.viz.snapshot, .cluster_view)
+    "cluster_snapshot", "ClusterSnapshot", "snapshot_changes", "cluster_svg", "cluster_html",
+    "ClusterView",
     # widgets (coordinator_kit.viz.panel)
     "ControlPanel",
 ]
@@ -30,6 +33,8 @@ _LAZY = {
                            "context_diagram", "group_dot", "member_dot", "context_dot")},
     **{n: "sequence" for n in ("record_requests", "sequence_dot", "sequence_diagram")},
     **{n: "plots" for n in ("swimlanes", "rebalance_durations", "rebalances", "figure_svg")},
+    **{n: "snapshot" for n in ("cluster_snapshot", "ClusterSnapshot", "snapshot_changes")},
+    **{n: "cluster_view" for n in ("cluster_svg", "cluster_html", "ClusterView")},
     "ControlPanel": "panel",
 }
 
