@@ -493,3 +493,96 @@ def test_svg_of_fits_a_narrow_box_for_the_panel():
     assert tag.startswith("<svg") and 'width="100%"' in tag and "max-width:" in tag
     assert "height=" not in tag.split("viewBox")[0]
     assert svg_of(dot) is svg_of(dot)  # cached
+
+
+# -- swimlanes: short episodes stay visible ---------------------------------------------------------
+
+def _svg_fonts_px(svg: str) -> list[float]:
+    """matplotlib's SVG is in pt (72 per inch): a `font-size: 9px` is 9 pt, 12 px on screen."""
+    return [float(f) * 4 / 3 for f in re.findall(r"font-size: ([\d.]+)px", svg)]
+
+
+def test_a_short_rebalance_is_a_bar_with_its_length_written_above():
+    """A member expelled after session.timeout.ms (GroupCoordinator's heartbeat expiry) costs
+    the group a rebalance of about a hundred ms in a 100 s run: drawn at least MIN_WIDTH wide."""
+    c = run_scenario("long-gc-pause")
+    short = [r for r in plots.rebalances(c.trace) if r.duration_ms < 100_000 * plots.MIN_WIDTH]
+    assert short, "the expiry's rebalance is short"
+    fig = plots.swimlanes(c.trace)
+    bars = [(p.vertices[:, 0].min(), p.vertices[:, 0].max()) for coll in fig.axes[0].collections
+            if coll.get_zorder() == 3 for p in coll.get_paths()]  # the widened episodes
+    wide = 100 * plots.MIN_WIDTH  # seconds
+    for r in short:
+        at = r.start_ms / 1000
+        drawn = max(b for a, b in bars if at - 1e-9 <= a < at + wide) - at
+        assert drawn >= wide - 1e-9 > r.duration_ms / 1000
+    texts = _svg_texts(plots.figure_svg(fig))
+    assert [f"{r.duration_ms:,} ms" for r in short] == [t for t in texts if t.endswith(" ms")]
+
+
+def test_a_coordinator_move_is_a_line_across_the_lanes():
+    """Moving the `__consumer_offsets` leader: the old coordinator unloads the group
+    (GroupMetadataManager "Unloading group metadata"), the new one loads it."""
+    c = run_scenario("coordinator-failover")
+    moves = plots.coordinator_moves(c.trace, "group-1")
+    assert [(m.broker, m.ts >= 26_000) for m in moves] == [(c.coordinator_for("group-1"), True)]
+    svg = plots.figure_svg(plots.swimlanes(c.trace))
+    assert f"coordinator → broker {moves[0].broker}" in _svg_texts(svg)
+    assert plots.coordinator_moves(run_scenario("second-joins").trace) == []
+
+
+@pytest.mark.parametrize("scenario", ["long-gc-pause", "coordinator-failover", "one-dies"])
+def test_swimlanes_fit_the_output_area_with_readable_labels(scenario):
+    svg = plots.figure_svg(plots.swimlanes(run_scenario(scenario).trace))
+    width = float(re.search(r'<svg [^>]*width="([\d.]+)pt"', svg).group(1)) * 4 / 3
+    assert width <= 940
+    assert min(_svg_fonts_px(svg)) >= 11
+
+
+# -- notebook 02: what eager and cooperative rebalancing cost ---------------------------------------
+
+@pytest.fixture(scope="module")
+def eager_and_cooperative():
+    from coordinator_kit.lessons import rebalancing as rb
+
+    return {"eager": rb.third_joins("range"), "cooperative": rb.third_joins("cooperative-sticky")}
+
+
+def test_ownership_per_partition_from_the_listener_calls(eager_and_cooperative):
+    """KIP-429: the cooperative members keep what they keep; only the two partitions that move
+    to consumer-3 stand still, from their revocation until the follow-up rebalance assigns
+    them. Eager revokes all six (ConsumerCoordinator.onJoinPrepare) and reassigns all six."""
+    from coordinator_kit.lessons import rebalancing as rb
+
+    coop = rb.ownership(eager_and_cooperative["cooperative"])
+    gaps = {str(tp): [(a, b) for a, b, who in segs if who is None] for tp, segs in coop.items()}
+    assert [tp for tp, g in gaps.items() if g] == ["orders-2", "orders-5"]
+    assert {tp: [b - a for a, b in g] for tp, g in gaps.items() if g} == {
+        "orders-2": [3102], "orders-5": [3102]}
+    assert [who for _, _, who in coop[next(tp for tp in coop if str(tp) == "orders-2")]] == [
+        "consumer-1", None, "consumer-3"]
+    eager = rb.ownership(eager_and_cooperative["eager"])
+    assert all(sum(1 for _, _, who in segs if who is None) == 1 for segs in eager.values())
+    for segs in list(coop.values()) + list(eager.values()):
+        assert all(a[1] == b[0] for a, b in zip(segs, segs[1:]))
+
+
+def test_the_stop_chart_says_what_the_cost_table_says(eager_and_cooperative):
+    from coordinator_kit.lessons import rebalancing as rb
+
+    pic = rb.stop_chart(eager_and_cooperative)
+    texts = _svg_texts(pic.svg)
+    table = rb.cost_table(eager_and_cooperative)
+    for row in table.rows:
+        total = row["partition-ms without a consumer"]
+        longest = row["longest stop (ms)"]
+        stopped = row["partitions stopped"].split(" of ")[0]
+        assert (f"{row['run']}: {stopped} of 6 partitions stop, the longest for {longest:,} ms; "
+                f"{total:,} partition-ms in all") in texts
+    assert texts.count(" 14 ms") == 6 and texts.count(" 3,102 ms") == 2
+    assert {"rebalance → generation 3", "rebalance → generation 4",
+            "rebalance → generation 5"} <= {t.strip() for t in texts}
+    width = float(re.search(r'<svg [^>]*width="([\d.]+)pt"', pic.svg).group(1)) * 4 / 3
+    assert width <= 940 and min(_svg_fonts_px(pic.svg)) >= 11
+    with pytest.raises(ValueError, match="at least one run"):
+        rb.stop_chart({})
