@@ -154,3 +154,17 @@ def test_the_command_writes_what_is_committed(tmp_path):
     assert written == sorted(f"{n}.dot" for n in generated_names())
     for name in written:
         assert (tmp_path / name).read_text() == (DIAGRAM_DIR / name).read_text()
+
+
+def test_a_numbered_path_skips_what_the_table_refuses():
+    """A path is numbered in order on the edges the table allows; a move it refuses takes no
+    number (it could not have happened in Kafka's AbstractCoordinator.MemberState)."""
+    M = MemberState
+    dot = to_dot(MEMBER_STATES, current=M.PREPARING_REBALANCE,
+                 path=[(M.UNJOINED, M.STABLE), (M.UNJOINED, M.PREPARING_REBALANCE),
+                       (M.PREPARING_REBALANCE, M.PREPARING_REBALANCE)])
+    assert '"UNJOINED" -> "PREPARING_REBALANCE" [label="1\\nJoinGroup sent", color="#d84315"' \
+        in dot
+    assert '"PREPARING_REBALANCE" -> "PREPARING_REBALANCE" [label="2\\nJoinGroup sent again\\n' \
+           '(retriable error)", color="#d84315"' in dot
+    assert dot.count("penwidth=2.5") == 2

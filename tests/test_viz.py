@@ -495,7 +495,7 @@ def test_svg_of_fits_a_narrow_box_for_the_panel():
     assert svg_of(dot) is svg_of(dot)  # cached
 
 
-# -- swimlanes: short episodes stay visible ---------------------------------------------------------
+# -- swimlanes: short episodes stay visible -------------------------------------------------------
 
 def _svg_fonts_px(svg: str) -> list[float]:
     """matplotlib's SVG is in pt (72 per inch): a `font-size: 9px` is 9 pt, 12 px on screen."""
@@ -539,7 +539,7 @@ def test_swimlanes_fit_the_output_area_with_readable_labels(scenario):
     assert min(_svg_fonts_px(svg)) >= 11
 
 
-# -- notebook 02: what eager and cooperative rebalancing cost ---------------------------------------
+# -- notebook 02: what eager and cooperative rebalancing cost -------------------------------------
 
 @pytest.fixture(scope="module")
 def eager_and_cooperative():
