@@ -22,7 +22,7 @@ __all__ = [
     # the sequence picture (coordinator_kit.viz.sequence)
     "record_requests", "sequence_dot", "sequence_diagram",
     # timelines (coordinator_kit.viz.plots)
-    "swimlanes", "rebalance_durations", "rebalances", "coordinator_moves", "figure_svg",
+    "swimlanes", "rebalance_durations", "rebalances", "figure_svg",
     # widgets (coordinator_kit.viz.panel)
     "ControlPanel",
 ]
@@ -31,8 +31,7 @@ _LAZY = {
     **{n: "live" for n in ("live_dot", "live_diagram", "group_diagram", "member_diagram",
                            "context_diagram", "group_dot", "member_dot", "context_dot")},
     **{n: "sequence" for n in ("record_requests", "sequence_dot", "sequence_diagram")},
-    **{n: "plots" for n in ("swimlanes", "rebalance_durations", "rebalances", "coordinator_moves",
-                            "figure_svg")},
+    **{n: "plots" for n in ("swimlanes", "rebalance_durations", "rebalances", "figure_svg")},
     "ControlPanel": "panel",
 }
 
