@@ -35,7 +35,8 @@ from .heartbeats import (GROUP, Feedback, LessonRun, Table, clock, not_answered,
 __all__ = [
     "ASSIGNOR_NAMES", "group_of", "first_join", "requests_table", "join_round_trips",
     "barrier_run", "join_barrier", "membership_story", "generations_table", "assignor_table",
-    "leave_moves", "third_joins", "interruptions", "cost_table", "rolling_restart_run",
+    "leave_moves", "third_joins", "interruptions", "cost_table", "ownership", "stop_chart",
+    "rolling_restart_run",
     "rebalance_count",
     "check_join_round_trips", "check_generation", "check_range_counts",
     "check_eager_vs_cooperative", "check_rolling_restart",
@@ -376,6 +377,123 @@ def cost_table(runs: Mapping[str, LessonRun]) -> Table:
                                                             for g in gaps)})
     return Table(rows, ["run", "rebalances", "partitions stopped", "longest stop (ms)",
                         "partition-ms without a consumer"], title="what the rebalance cost")
+
+
+_OWNER_COLOURS = ("#42a5f5", "#ab47bc", "#26a69a", "#8d6e63", "#ffa726", "#78909c")
+_STOPPED = "#e53935"
+_REBALANCE, _REBALANCE_SHADE = "#ffb74d", "#fff3e0"
+
+
+def ownership(run: LessonRun) -> dict[TopicPartition, list[tuple[int, int, str | None]]]:
+    """Per partition, who consumed it from the run's mark to now: (from, to, consumer), None
+    while no one did (revoked or lost, not yet assigned), read off the rebalance listener calls
+    (onPartitionsRevoked/Lost stop a partition, onPartitionsAssigned starts it again)."""
+    calls = sorted(((call.ts, 0 if call.callback != "onPartitionsAssigned" else 1, c.name, call)
+                    for c in run.cluster.consumers.values() for call in c.listener_calls),
+                   key=lambda x: (x[0], x[1], x[2]))
+    now = run.cluster.scheduler.now
+    owner: dict[TopicPartition, tuple[int, str | None]] = {}
+    out: dict[TopicPartition, list[tuple[int, int, str | None]]] = {}
+
+    def close(tp: TopicPartition, ts: int) -> None:
+        if tp in owner:
+            since, who = owner[tp]
+            a = max(since, run.start_ms)
+            if ts > a:
+                out.setdefault(tp, []).append((a, ts, who))
+
+    for ts, _, name, call in calls:
+        for tp in call.partitions:
+            new = name if call.callback == "onPartitionsAssigned" else None
+            if tp in owner and owner[tp][1] == new:
+                continue
+            close(tp, ts)
+            owner[tp] = (ts, new)
+    for tp in owner:
+        close(tp, now)
+    return dict(sorted(out.items()))
+
+
+def stop_chart(runs: Mapping[str, LessonRun], *, end_ms: int | None = None,
+               title: str | None = None) -> Any:
+    """Per partition and per run, who consumed it and when it stood still (red, hatched: no
+    one consumed it), on one time axis with each rebalance of the group shaded: why eager
+    stops every partition at once, briefly, and cooperative stops only the partitions that move,
+    until a second rebalance hands them over.
+
+    A stop too short to see at this scale is drawn a few pixels wide, its length written
+    beside it; each panel's title gives the totals of `cost_table`.
+    """
+    from matplotlib.patches import Patch
+
+    from ..viz.plots import _figure, figure_svg, rebalances
+    from .heartbeats import Picture
+
+    if not runs:
+        raise ValueError("stop_chart needs at least one run, e.g. {'eager': third_joins('range')}")
+    starts = {run.start_ms for run in runs.values()}
+    start = min(starts)
+    owners = {label: ownership(run) for label, run in runs.items()}
+    stops = {label: _interruptions(run) for label, run in runs.items()}
+    last = max([g["_since"] + g["stopped for (ms)"] for gaps in stops.values() for g in gaps]
+               + [start + 1_000])
+    end = end_ms if end_ms is not None else last + 600
+    min_ms = (end - start) * 0.006
+    names = sorted({who for parts in owners.values() for segs in parts.values()
+                    for _, _, who in segs if who is not None})
+    colour = {n: _OWNER_COLOURS[i % len(_OWNER_COLOURS)] for i, n in enumerate(names)}
+    rows = max(len(parts) for parts in owners.values())
+    fig = _figure(9, 1.0 + len(runs) * (0.85 + 0.26 * rows))
+    axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (label, run) in zip(axes, runs.items()):
+        parts = owners[label]
+        tps = list(parts)
+        for r in rebalances(run.cluster.trace, GROUP):
+            if r.start_ms >= run.start_ms and r.start_ms <= end:
+                a, b = r.start_ms, min(r.end_ms or end, end)
+                ax.axvspan(a / 1000, b / 1000, color=_REBALANCE_SHADE, zorder=0)
+                ax.broken_barh([(a / 1000, (b - a) / 1000)], (-1.05, 0.5),
+                               facecolors=_REBALANCE, edgecolors="white", linewidth=0.5)
+                ax.text(a / 1000, -0.8, f" rebalance → generation {r.generation}", fontsize=9,
+                        va="center", ha="left", color="#263238", zorder=4)
+        for y, tp in enumerate(tps):
+            for a, b, who in parts[tp]:
+                a, b = max(a, start), min(b, end)
+                if b <= a and who is not None:
+                    continue
+                if who is not None:
+                    ax.broken_barh([(a / 1000, (b - a) / 1000)], (y - 0.32, 0.64),
+                                   facecolors=colour[who], edgecolors="white", linewidth=0.5,
+                                   zorder=2)
+        for g in stops[label]:
+            y = tps.index(g["_tp"])
+            a, d = g["_since"], g["stopped for (ms)"]
+            ax.broken_barh([(a / 1000, max(d, min_ms) / 1000)], (y - 0.32, 0.64),
+                           facecolors=_STOPPED, edgecolors="#b71c1c", hatch="///",
+                           linewidth=0.6, zorder=3)
+            ax.text((a + max(d, min_ms)) / 1000, y, f" {d:,} ms", fontsize=9, va="center",
+                    ha="left", color="#b71c1c", zorder=4,
+                    bbox=dict(facecolor="white", edgecolor="none", pad=0.5))
+        total = sum(g["stopped for (ms)"] for g in stops[label])
+        stopped = len({g["_tp"] for g in stops[label]})
+        longest = max((g["stopped for (ms)"] for g in stops[label]), default=0)
+        ax.set_title(f"{label}: {stopped} of {len(tps)} partitions stop, the longest for "
+                     f"{longest:,} ms; {total:,} partition-ms in all", fontsize=10, loc="left")
+        ax.set_yticks(range(len(tps)), [str(tp) for tp in tps], fontsize=9)
+        ax.set_ylim(len(tps) - 0.5, -1.2)
+        ax.grid(axis="x", color="#e0e0e0", linewidth=0.6)
+        ax.set_axisbelow(True)
+        ax.tick_params(axis="x", labelsize=9)
+    axes[-1].set_xlim(start / 1000, end / 1000)
+    axes[-1].set_xlabel("virtual time (s)", fontsize=10)
+    fig.suptitle(title or "who consumes each partition, and when it stands still", fontsize=11)
+    handles = [Patch(facecolor=colour[n], label=f"consumed by {n}") for n in names]
+    handles.append(Patch(facecolor=_STOPPED, edgecolor="#b71c1c", hatch="///",
+                         label="stopped: no one consumes it"))
+    handles.append(Patch(facecolor=_REBALANCE, label="a rebalance of group-1"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+    return Picture(figure_svg(fig), title or "who consumes each partition, and when it stands "
+                                             "still")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Views for notebooks: diagrams drawn from the state tables, live diagrams, a rebalance's
 sequence picture, timelines, the whole cluster on one screen, and a widget control panel.
 
-`diagrams` needs nothing but Python (DOT text) and is imported eagerly, so the `diagrams`
-command stays light; the rest import Graphviz, matplotlib or ipywidgets and load on first use.
+`diagrams` needs nothing but Python (DOT text; drawing calls the Graphviz `dot` binary) and is
+imported eagerly, so the `diagrams` command stays light; the rest import matplotlib or ipywidgets
+and load on first use. Every diagram function returns a `Diagram`, which a notebook shows as a
+picture, also in an untrusted notebook (see `coordinator_kit.viz.diagrams`).
 """
 
 from __future__ import annotations
@@ -10,10 +12,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .diagrams import DIAGRAMS, state_diagram, to_dot
+from .diagrams import DIAGRAMS, Diagram, state_diagram, svg_of, to_dot
 
 __all__ = [
-    "DIAGRAMS", "state_diagram", "to_dot",
+    "DIAGRAMS", "Diagram", "state_diagram", "svg_of", "to_dot",
     # live diagrams (coordinator_kit.viz.live)
     "live_dot", "live_diagram", "group_diagram", "member_diagram", "context_diagram",
     "group_dot", "member_dot", "context_dot",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -42,13 +41,11 @@ def generated_names() -> list[str]:
 
 
 def render_svg(dot_text: str, engine: str = "dot") -> str:
-    """SVG from DOT text through the Graphviz binary (`dot` or `neato`)."""
-    binary = shutil.which(engine)
-    if binary is None:
-        raise FileNotFoundError(f"the Graphviz {engine!r} binary is not installed; run `make "
-                                f"test` (it installs it) or `apt-get install graphviz`")
-    return subprocess.run([binary, "-Tsvg"], input=dot_text, check=True, capture_output=True,
-                          text=True).stdout
+    """A standalone SVG file's text from DOT text through the Graphviz binary (`dot` or
+    `neato`), without Graphviz's version comment (`coordinator_kit.viz.diagrams.svg_of`)."""
+    from .diagrams import svg_of
+
+    return svg_of(dot_text, engine, prolog=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,8 @@
-"""Live state diagrams: the current state filled, the transition just taken in colour.
+"""Live state diagrams: the current state filled, the path that led there numbered 1, 2, 3...
+
+Which moves are numbered: those at or after `since_ms` (a control panel passes the virtual time
+of the learner's last action), by default every move of the run; at most the latest `limit`
+(`DEFAULT_MOVES`) of them, the legend under the title saying how many earlier ones it left out.
 
 Transitions come from the trace, where each state machine records its moves:
 
@@ -13,15 +17,15 @@ Transitions come from the trace, where each state machine records its moves:
   coordinator's own move; marked `derived`). A `group_state` event (`group`, `old`, `new`,
   `generation`), when the group code records one, is used instead of all of that.
 
-The live diagram of a group reads the group itself (`ClassicGroup.state`, `previous_state`) from
-the coordinator that leads its partition, so it is exact; the trace-based history serves the
-timelines in `coordinator_kit.viz.plots`.
+The live diagram of a group reads the group's state itself (`ClassicGroup.state`) from the
+coordinator that leads its partition, so it is exact; its path is the trace-based history, which
+also serves the timelines in `coordinator_kit.viz.plots`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -32,7 +36,7 @@ from ..runtime.runtime import CONTEXT_STATES, CoordinatorState
 from ..states import StateTable
 from ..topic import TopicPartition
 from ..trace import TraceEvent
-from .diagrams import to_dot
+from .diagrams import Diagram, to_dot
 
 if TYPE_CHECKING:
     from ..cluster import Cluster
@@ -40,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["Transition", "member_transitions", "context_transitions", "group_transitions",
            "live_dot", "live_diagram", "member_dot", "group_dot", "context_dot",
            "member_diagram", "group_diagram", "context_diagram", "client_group", "client_groups",
-           "generation_id"]
+           "generation_id", "numbered_path", "NumberedPath", "DEFAULT_MOVES"]
 
 _G = ClassicGroupState
 _GROUP_BY_NAME = {s.name: s for s in _G} | {s.value: s for s in _G}
@@ -179,13 +183,64 @@ def group_transitions(trace: Iterable[TraceEvent], group_id: str) -> list[Transi
 
 # -- live DOT -------------------------------------------------------------------------------------
 
-def live_dot(table: StateTable[Any], current: Enum | None,
-             last: Transition | tuple[Enum, Enum] | None = None, title: str | None = None) -> str:
-    """DOT for `table` with `current` filled and `last` in colour.
+DEFAULT_MOVES = 12
+"""How many moves a live diagram numbers at most (the latest ones) when no `since_ms` narrows
+them down: the whole run of a notebook's scenario, without a tangle of numbers."""
 
-    The edge is drawn only when it is one the table allows and it ends in `current` (a stale
-    transition, from before a restart or a reload, is not shown as the one just taken).
+
+@dataclass(frozen=True)
+class NumberedPath:
+    """The moves a live diagram numbers, and what its legend says about them."""
+
+    edges: list[tuple[Enum, Enum]]
+    legend: str
+
+
+def numbered_path(table: StateTable[Any], moves: Sequence[Transition | tuple[Enum, Enum]], *,
+                  since_ms: int | None = None, limit: int | None = DEFAULT_MOVES,
+                  ) -> NumberedPath:
+    """The edges to number, in order: the moves at or after `since_ms` (all of them when None)
+    that are edges of `table`, the latest `limit` of them; and a legend line saying so.
+
+    A move with no edge (a group loaded fresh on a new coordinator: no state before it) is
+    not numbered.
     """
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1 (or None for every move), got {limit}")
+    chosen = [m for m in moves if since_ms is None or not isinstance(m, Transition)
+              or m.ts >= since_ms]
+    edges = [e for e in (m.edge if isinstance(m, Transition) else m for m in chosen)
+             if e is not None and table.can_transition(e[0], e[1])]
+    earlier = 0
+    if limit is not None and len(edges) > limit:
+        earlier, edges = len(edges) - limit, edges[-limit:]
+    when = "in this run" if since_ms is None else f"since {since_ms:,} ms"
+    if not edges:
+        legend = f"No transition {when}; filled: the state now."
+    else:
+        legend = (f"Orange 1, 2, 3…: the transitions {when}, in order; filled: the state now."
+                  if len(edges) > 1 else
+                  f"Orange 1: the transition {when}; filled: the state now.")
+    if earlier:
+        legend += f" (… {earlier} earlier move{'s' if earlier > 1 else ''} not numbered)"
+    return NumberedPath(edges, legend)
+
+
+def live_dot(table: StateTable[Any], current: Enum | None,
+             last: Transition | tuple[Enum, Enum] | None = None, title: str | None = None, *,
+             moves: Sequence[Transition | tuple[Enum, Enum]] | None = None,
+             since_ms: int | None = None, limit: int | None = DEFAULT_MOVES) -> str:
+    """DOT for `table` with `current` filled and either a numbered path or one edge in colour.
+
+    `moves` (transitions from the trace, oldest first): the ones at or after `since_ms`, the
+    latest `limit` of them, are numbered 1, 2, 3... on their edges, with a legend line under
+    the title (see `numbered_path`). Without `moves`, `last` is coloured with no number, and
+    only when it is an edge the table allows that ends in `current` (a stale transition, from
+    before a restart or a reload, is not shown as the one just taken).
+    """
+    if moves is not None:
+        path = numbered_path(table, moves, since_ms=since_ms, limit=limit)
+        return to_dot(table, current=current, path=path.edges, title=title, legend=path.legend)
     edge = last.edge if isinstance(last, Transition) else last
     taken = None
     if edge is not None and current is not None and edge[1] == current \
@@ -196,22 +251,26 @@ def live_dot(table: StateTable[Any], current: Enum | None,
 
 def live_diagram(table: StateTable[Any], current: Enum | None,
                  last: Transition | tuple[Enum, Enum] | None = None,
-                 title: str | None = None) -> Any:
-    """`live_dot` as a `graphviz.Source` (renders as SVG in Jupyter)."""
-    import graphviz
+                 title: str | None = None, *,
+                 moves: Sequence[Transition | tuple[Enum, Enum]] | None = None,
+                 since_ms: int | None = None, limit: int | None = DEFAULT_MOVES) -> Diagram:
+    """`live_dot` as a `Diagram` (a picture in Jupyter, also in an untrusted notebook)."""
+    return Diagram(live_dot(table, current, last, title, moves=moves, since_ms=since_ms,
+                            limit=limit), title=title or table.name)
 
-    return graphviz.Source(live_dot(table, current, last, title))
 
-
-def member_dot(cluster: Cluster, name: str) -> str:
-    """The consumer member `name`: its state now and its last move (from the trace)."""
+def member_dot(cluster: Cluster, name: str, since_ms: int | None = None,
+               limit: int | None = DEFAULT_MOVES) -> str:
+    """The consumer member `name`: its state now and the moves it made (all its incarnations)
+    since `since_ms`, numbered in order; by default the latest `limit` moves of the run."""
     consumer = cluster.consumer(name)
     moves = member_transitions(cluster.trace, name)
     status = ("crashed" if consumer.crashed else "paused" if consumer.describe()["paused"]
               else "running" if consumer.running else "stopped")
     title = (f"{name} ({status}): {consumer.state}, generation "
-             f"{consumer.generation.generation_id}")
-    return live_dot(MEMBER_STATES, consumer.state, moves[-1] if moves else None, title)
+             f"{consumer.generation.generation_id}, at {cluster.scheduler.now:,} ms")
+    return live_dot(MEMBER_STATES, consumer.state, title=title, moves=moves, since_ms=since_ms,
+                    limit=limit)
 
 
 def _classic_group(cluster: Cluster, group_id: str) -> Any:
@@ -219,42 +278,60 @@ def _classic_group(cluster: Cluster, group_id: str) -> Any:
     return None if shard is None else shard.groups.group(group_id)
 
 
-def group_dot(cluster: Cluster, group_id: str = "group-1") -> str:
-    """The classic group as its coordinator holds it now, with its last move."""
+def group_dot(cluster: Cluster, group_id: str = "group-1", since_ms: int | None = None,
+              limit: int | None = DEFAULT_MOVES) -> str:
+    """The classic group as its coordinator holds it now, and its moves since `since_ms`.
+
+    The state is the group's own (`ClassicGroup.state`); the moves come from the trace
+    (`group_transitions`). When the trace has not caught up yet (CompletingRebalance -> Stable
+    is read off the first member's SyncGroup answer, one network latency after the
+    coordinator's move), the group's own last move (`previous_state` -> `state`) ends the path.
+    """
     group = _classic_group(cluster, group_id)
     broker = cluster.coordinator_for(group_id)
     where = f"on broker {broker} ({cluster.partition_of(group_id)})"
+    now = f"at {cluster.scheduler.now:,} ms"
     if group is None:
-        return live_dot(CLASSIC_GROUP_STATES, None, None, f"{group_id} {where}: not loaded")
-    title = f"{group_id} {where}: {group.state}, generation {group.generation_id}"
-    return live_dot(CLASSIC_GROUP_STATES, group.state, (group.previous_state, group.state), title)
+        return live_dot(CLASSIC_GROUP_STATES, None, title=f"{group_id} {where}: not loaded, "
+                        f"{now}", moves=[], since_ms=since_ms, limit=limit)
+    moves: list[Transition | tuple[Enum, Enum]] = list(group_transitions(cluster.trace, group_id))
+    if group.state is not (moves[-1].new if moves else None) and group.previous_state is not None:
+        moves.append(Transition(cluster.scheduler.now, group.previous_state, group.state))
+    title = f"{group_id} {where}: {group.state}, generation {group.generation_id}, {now}"
+    return live_dot(CLASSIC_GROUP_STATES, group.state, title=title, moves=moves,
+                    since_ms=since_ms, limit=limit)
 
 
-def context_dot(cluster: Cluster, group_id: str = "group-1") -> str:
-    """The coordinator context of the group's `__consumer_offsets` partition on its leader."""
+def context_dot(cluster: Cluster, group_id: str = "group-1", since_ms: int | None = None,
+                limit: int | None = DEFAULT_MOVES) -> str:
+    """The coordinator context of the group's `__consumer_offsets` partition on its leader, and
+    the moves of that broker's context since `since_ms`."""
     tp = cluster.partition_of(group_id)
     broker = cluster.coordinator_for(group_id)
     ctx = None if broker is None else cluster.brokers[broker].runtime.context(tp)
+    now = f"at {cluster.scheduler.now:,} ms"
     if ctx is None:
-        return live_dot(CONTEXT_STATES, None, None, f"{tp} on broker {broker}: no context")
+        return live_dot(CONTEXT_STATES, None, title=f"{tp} on broker {broker}: no context, {now}",
+                        moves=[], since_ms=since_ms, limit=limit)
     moves = context_transitions(cluster.trace, tp, broker)
-    title = f"{tp} on broker {broker} (leader): {ctx.state}, epoch {ctx.epoch}"
-    return live_dot(CONTEXT_STATES, ctx.state, moves[-1] if moves else None, title)
+    title = f"{tp} on broker {broker} (leader): {ctx.state}, epoch {ctx.epoch}, {now}"
+    return live_dot(CONTEXT_STATES, ctx.state, title=title, moves=moves, since_ms=since_ms,
+                    limit=limit)
 
 
-def member_diagram(cluster: Cluster, name: str) -> Any:
-    import graphviz
-
-    return graphviz.Source(member_dot(cluster, name))
-
-
-def group_diagram(cluster: Cluster, group_id: str = "group-1") -> Any:
-    import graphviz
-
-    return graphviz.Source(group_dot(cluster, group_id))
+def member_diagram(cluster: Cluster, name: str, since_ms: int | None = None,
+                   limit: int | None = DEFAULT_MOVES) -> Diagram:
+    """`member_dot` as a picture."""
+    return Diagram(member_dot(cluster, name, since_ms, limit))
 
 
-def context_diagram(cluster: Cluster, group_id: str = "group-1") -> Any:
-    import graphviz
+def group_diagram(cluster: Cluster, group_id: str = "group-1", since_ms: int | None = None,
+                  limit: int | None = DEFAULT_MOVES) -> Diagram:
+    """`group_dot` as a picture."""
+    return Diagram(group_dot(cluster, group_id, since_ms, limit))
 
-    return graphviz.Source(context_dot(cluster, group_id))
+
+def context_diagram(cluster: Cluster, group_id: str = "group-1", since_ms: int | None = None,
+                    limit: int | None = DEFAULT_MOVES) -> Diagram:
+    """`context_dot` as a picture."""
+    return Diagram(context_dot(cluster, group_id, since_ms, limit))

@@ -5,6 +5,10 @@ from), so they work on a live cluster and on a finished scenario alike. The figu
 `matplotlib.figure.Figure` objects made without pyplot: no global backend state, nothing shown
 by accident. `figure_svg` turns one into SVG text that is the same on every run (no date, fixed
 ids, text kept as text), so a notebook can compare it and a test can read its labels.
+
+Sizes: 9 inches wide (864 px at the SVG's natural size, inside a notebook's ~968 px output area)
+with labels of 9 pt or more (12 px). A rebalance of a few ms in a run of minutes keeps a visible
+width (`MIN_WIDTH`) and says how long it really took.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from .live import _events, group_transitions, member_transitions
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["Segment", "Rebalance", "member_clients", "member_segments", "group_segments", "rebalances",
-           "swimlanes", "rebalance_durations", "figure_svg", "MEMBER_COLOURS", "GROUP_COLOURS"]
+__all__ = ["Segment", "Rebalance", "CoordinatorMove", "member_clients", "member_segments",
+           "group_segments", "rebalances", "coordinator_moves", "swimlanes",
+           "rebalance_durations", "figure_svg", "MEMBER_COLOURS", "GROUP_COLOURS", "MIN_WIDTH"]
 
 MEMBER_COLOURS = {
     MemberState.UNJOINED: "#b0bec5",
@@ -154,12 +159,83 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
+_STEADY = {MemberState.STABLE, ClassicGroupState.STABLE, ClassicGroupState.EMPTY}
+MIN_WIDTH = 0.008
+"""The narrowest a state that is not steady is drawn, as a share of the window (about 6 px of
+the 9 in figure): a 14 ms rebalance in a 100 s run is a bar, not a hairline. Its real length
+is written above the group's lane."""
+_FONT = 9          # pt: 12 px when the SVG is shown at its natural size (1 pt = 4/3 px)
+_LANE_IN = 0.55    # inches per lane
+
+
+@dataclass(frozen=True)
+class CoordinatorMove:
+    """The group's coordinator changed at `ts`: unloaded by one broker, loaded by `broker`."""
+
+    group: str
+    ts: int
+    broker: int | None
+
+
+def coordinator_moves(trace: Iterable[TraceEvent], group_id: str = "group-1"
+                      ) -> list[CoordinatorMove]:
+    """Each time another broker loaded the group ("Loaded classic group" on a broker other than
+    the one that held it: a coordinator failover or a moved partition leader)."""
+    out: list[CoordinatorMove] = []
+    holder: str | None = None
+    for e in _events(trace):
+        if e.fields.get("group") != group_id or not e.source.startswith("broker-"):
+            continue
+        if e.kind == "group_loaded":
+            if holder is not None and e.source != holder:
+                out.append(CoordinatorMove(group_id, e.ts, int(e.source[len("broker-"):])))
+            holder = e.source
+        elif holder is None and e.kind in ("rebalance_started", "group_unloaded",
+                                           "group_stabilized"):
+            holder = e.source
+    return out
+
+
+def _merged(segs: list[Segment]) -> list[Segment]:
+    """Adjacent segments in one state as one (a JoinGroup sent again stays PreparingRebalance)."""
+    out: list[Segment] = []
+    for s in segs:
+        if out and out[-1].state == s.state and out[-1].end == s.start:
+            out[-1] = Segment(s.lane, s.state, out[-1].start, s.end)
+        else:
+            out.append(s)
+    return out
+
+
+def _episodes(segs: list[Segment], min_ms: float) -> list[list[Segment]]:
+    """Runs of consecutive states that are not steady and too short to see (< `min_ms`)."""
+    out: list[list[Segment]] = []
+    run: list[Segment] = []
+    for s in segs:
+        if s.state is not None and s.state not in _STEADY and s.end - s.start < min_ms \
+                and (not run or run[-1].end == s.start):
+            run.append(s)
+            continue
+        if run:
+            out.append(run)
+        run = [s] if s.state is not None and s.state not in _STEADY \
+            and s.end - s.start < min_ms else []
+    if run:
+        out.append(run)
+    return out
+
+
 def swimlanes(trace: Iterable[TraceEvent], *, members: Sequence[str] | None = None,
               groups: Sequence[str] = ("group-1",), start_ms: int | None = None,
               end_ms: int | None = None, title: str | None = None) -> Figure:
     """Member (and group) states over virtual time, one lane each; crashes and pauses marked.
 
     Lanes: each group as its coordinator saw it, then each consumer in order of appearance.
+    A state that is not steady (a rebalance, a reset, an unloaded group) is drawn at least
+    `MIN_WIDTH` of the window wide, and a rebalance drawn wider than it lasted has its length
+    written above the group's lane; a coordinator move is a dashed line across every lane,
+    labelled with the broker that took over. 9 inches wide, labels of 9 pt or more, so the SVG
+    fits a notebook's output area at its natural size.
     """
     from matplotlib.patches import Patch
 
@@ -167,39 +243,70 @@ def swimlanes(trace: Iterable[TraceEvent], *, members: Sequence[str] | None = No
     start = 0 if start_ms is None else start_ms
     if end <= start:
         end = start + 1
+    min_ms = (end - start) * MIN_WIDTH
     lanes: list[tuple[str, list[Segment], dict[Any, str]]] = []
     for g in groups:
         lanes.append((f"{g} (coordinator)", group_segments(trace, g, end), GROUP_COLOURS))
     for name, segs in member_segments(trace, members, end).items():
         lanes.append((name, segs, MEMBER_COLOURS))
-    fig = _figure(9, 0.5 + 0.45 * max(len(lanes), 1) + 0.9)
+    fig = _figure(9, 0.7 + _LANE_IN * max(len(lanes), 1) + 0.9)
     ax = fig.subplots()
     pauses = [(e.fields["client"], e.ts, e.fields["until"]) for e in _events(trace)
               if e.kind == "consumer_paused"]
     crashes = [(e.fields["client"], e.ts) for e in _events(trace) if e.kind == "consumer_crashed"]
     labels = []
+    bar = dict(edgecolors="white", linewidth=0.5)
     for y, (label, segs, colours) in enumerate(lanes):
         labels.append(label)
+        segs = _merged(segs)
         for s in segs:
             a, b = max(s.start, start), min(s.end, end)
             if b <= a:
                 continue
             colour = _DOWN if s.state is None else colours[s.state]
-            ax.broken_barh([(a / 1000, (b - a) / 1000)], (y - 0.35, 0.7), facecolors=colour,
-                           edgecolors="white", linewidth=0.5)
+            ax.broken_barh([(a / 1000, (b - a) / 1000)], (y - 0.3, 0.6), facecolors=colour,
+                           **bar)
+        for run in _episodes(segs, min_ms):
+            if run[-1].end <= start or run[0].start >= end:
+                continue
+            total = run[-1].end - run[0].start
+            share = max(total, min_ms) / len(run)
+            for i, s in enumerate(run):  # in order, equal shares: which states, not how long
+                ax.broken_barh([((run[0].start + i * share) / 1000, share / 1000)],
+                               (y - 0.3, 0.6), facecolors=colours[s.state],
+                               edgecolors="#37474f", linewidth=0.4, zorder=3)
         for client, ts, until in pauses:
             if client == label and until > start and ts < end:
                 a, b = max(ts, start), min(until, end)
-                ax.broken_barh([(a / 1000, (b - a) / 1000)], (y - 0.35, 0.7),
+                ax.broken_barh([(a / 1000, (b - a) / 1000)], (y - 0.3, 0.6),
                                facecolors="none", edgecolors="#37474f", hatch="///",
-                               linewidth=0)
+                               linewidth=0, zorder=4)
         for client, ts in crashes:
             if client == label and start <= ts <= end:
-                ax.plot([ts / 1000], [y], marker="X", color="#c62828", markersize=9)
-    ax.set_yticks(range(len(labels)), labels)
-    ax.set_ylim(len(labels) - 0.5, -0.5)
+                ax.plot([ts / 1000], [y], marker="X", color="#c62828", markersize=9, zorder=5)
+    notes: list[tuple[int, float, str]] = []  # (lane, ms, text) written above a lane
+    for y, g in enumerate(groups):
+        for r in rebalances(trace, g):
+            if r.duration_ms is not None and r.duration_ms < min_ms and start <= r.start_ms <= end:
+                notes.append((y, r.start_ms, f"{r.duration_ms:,} ms"))
+        for move in coordinator_moves(trace, g):
+            if start <= move.ts <= end:
+                ax.axvline(move.ts / 1000, color="#37474f", linestyle="--", linewidth=0.9,
+                           zorder=6)
+                notes.append((y, move.ts, f"coordinator → broker {move.broker}"))
+    px_ms = (end - start) / 650  # ms per pixel of the axes (about 6.5 in at 100 dpi)
+    right: dict[int, float] = {}
+    for y, ms, text in sorted(notes, key=lambda n: (n[0], n[1])):
+        if ms < right.get(y, float("-inf")):
+            continue  # it would cover the previous one; the bar is still there
+        ax.text(ms / 1000, y - 0.34, text, fontsize=_FONT, ha="left", va="bottom",
+                color="#263238", zorder=7)
+        right[y] = ms + (len(text) * 6 + 8) * px_ms
+    ax.set_yticks(range(len(labels)), labels, fontsize=10)
+    ax.set_ylim(len(labels) - 0.5, -0.75)
     ax.set_xlim(start / 1000, end / 1000)
-    ax.set_xlabel("virtual time (s)")
+    ax.tick_params(axis="x", labelsize=10)
+    ax.set_xlabel("virtual time (s)", fontsize=10)
     ax.grid(axis="x", color="#e0e0e0", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.set_title(title or "Member states over virtual time", fontsize=11)
@@ -208,7 +315,8 @@ def swimlanes(trace: Iterable[TraceEvent], *, members: Sequence[str] | None = No
                 Patch(facecolor=GROUP_COLOURS[ClassicGroupState.DEAD], label="Dead"),
                 Patch(facecolor="none", edgecolor="#37474f", hatch="///", label="paused"),
                 Patch(facecolor=_DOWN, edgecolor="#9e9e9e", label="crashed")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=_FONT,
+               frameon=False)
     return fig
 
 

@@ -15,7 +15,10 @@ lines ("(Re-)joining group", "Successfully joined/synced", "Member ... sending L
 Heartbeat, and no arrival times (arrows are flat), which the title says.
 
 The layout is fixed by the data: one column per lifeline, one row per message end in trace
-order, positions pinned for Graphviz's `neato`. Same trace, same DOT text, same SVG.
+order, positions pinned for Graphviz's `neato`. Same trace, same DOT text, same SVG. The width
+is capped (`MAX_WIDTH_PX` up to nine lifelines: more lifelines stand closer, their labels wrap
+onto more lines; beyond nine it grows wider) and a long window grows downwards; no label is
+under `MIN_FONT_PX`.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..trace import LogContext, TraceEvent
+from .diagrams import Diagram, dot_quote, wrap
 from .live import _events, client_groups, generation_id
 
 if TYPE_CHECKING:
@@ -46,8 +50,13 @@ API_COLOURS = {
 _ERROR_COLOUR = "#c62828"
 _NETWORK_KINDS = ("request_sent", "request_received", "response_sent", "response_received")
 
-_LANE_GAP = 2.6  # inches between lifelines
-_ROW = 0.32      # inches between message ends
+_LANE_GAP = 2.6    # inches between lifelines, when they fit
+_MIN_LANE_GAP = 0.9
+_LANES_WIDTH = 7.2  # inches the lifelines may span: with the time column and the margins the
+                    # picture stays within MAX_WIDTH_PX (940 px) up to nine lifelines
+_ROW = 0.34        # inches between message ends; more when labels take two lines
+_TIME_X = -0.9     # the time column
+_CHAR_IN = 0.07    # a 9 pt Helvetica character, on average, in inches
 
 
 @dataclass(frozen=True)
@@ -204,8 +213,7 @@ def _derived(events: list[TraceEvent]) -> list[Message]:
 
 # -- the picture ---------------------------------------------------------------------------------
 
-def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+_q = dot_quote
 
 
 def _source_events(source: Any) -> Iterable[TraceEvent]:
@@ -243,71 +251,80 @@ def sequence_dot(source: Any, *, start_ms: int | None = None, end_ms: int | None
         c for c in dict.fromkeys(m.client for m in found) if c in picked]  # first to speak first
     brokers = sorted({m.broker for m in chosen if m.broker is not None})
     lanes = [(f"c:{c}", c) for c in clients] + [(f"b:{b}", f"broker {b}") for b in brokers]
-    x = {key: i * _LANE_GAP for i, (key, _) in enumerate(lanes)}
+    gap = _LANE_GAP if len(lanes) < 2 else \
+        max(_MIN_LANE_GAP, min(_LANE_GAP, _LANES_WIDTH / (len(lanes) - 1)))
+    x = {key: i * gap for i, (key, _) in enumerate(lanes)}
     ends = sorted({p for m in chosen for p in (m.start, m.end) if p is not None})
     row = {p: i + 1 for i, p in enumerate(ends)}
-    depth = (len(ends) + 1) * _ROW
+
+    def text_of(m: Message, src: str, dst: str) -> str:
+        span = abs(x[src] - x[dst]) if dst in x else gap / 2
+        return wrap(m.label, max(12, int(span / _CHAR_IN)))
+
+    drawn = [(n, m, *((f"c:{m.client}", f"b:{m.broker}") if m.kind == "request"
+                      else (f"b:{m.broker}", f"c:{m.client}")))
+             for n, m in enumerate(chosen)]
+    drawn = [d for d in drawn if d[2] in x]
+    texts = {n: text_of(m, src, dst) for n, m, src, dst in drawn}
+    step = _ROW + (0.1 if any("\n" in t for t in texts.values()) else 0.0)
+    depth = (len(ends) + 1) * step
     window = (f"{start_ms if start_ms is not None else 0} ms – "
               + (f"{end_ms} ms" if end_ms is not None else "end"))
-    heading = title or f"Requests and responses, {window}"
+    heading = wrap(title or f"Requests and responses, {window}", 90)
     if derived:
         heading += ("\n(derived from the consumers' log lines: no Heartbeat, no arrival times;"
                     "\ncall record_requests(cluster) before running for the full picture)")
     lines = ["digraph \"sequence\" {",
              f'  graph [splines=false, outputorder=edgesfirst, fontname="Helvetica", '
-             f'fontsize=12, labelloc=t, label={_q(heading)}];',
-             '  node [fontname="Helvetica", fontsize=10];',
-             '  edge [fontname="Helvetica", fontsize=8, arrowsize=0.6];']
+             f'fontsize=11, labelloc=t, label={_q(heading)}];',
+             '  node [fontname="Helvetica", fontsize=11];',
+             '  edge [fontname="Helvetica", fontsize=9, arrowsize=0.6];']
+    tight = ", fontsize=10, margin=\"0.04,0.04\"" if gap < 1.2 else ""
     for i, (key, label) in enumerate(lanes):
         lines.append(f'  "h{i}" [shape=box, style="rounded,filled", fillcolor="#eceff1", '
-                     f'label={_q(label)}, pos="{x[key]:.2f},0!"];')
+                     f'label={_q(label)}, pos="{x[key]:.2f},0!"{tight}];')
         lines.append(f'  "f{i}" [shape=point, width=0.01, label="", pos="{x[key]:.2f},'
                      f'{-depth:.2f}!"];')
         lines.append(f'  "h{i}" -> "f{i}" [style=dashed, arrowhead=none, color="#b0bec5"];')
     last_ms = None
     for p in ends:
         if p[0] != last_ms:
-            lines.append(f'  "t{row[p]}" [shape=plaintext, fontsize=8, label="{p[0]} ms", '
-                         f'pos="{-1.0:.2f},{-row[p] * _ROW:.2f}!"];')
+            lines.append(f'  "t{row[p]}" [shape=plaintext, fontsize=9, label="{p[0]} ms", '
+                         f'pos="{_TIME_X:.2f},{-row[p] * step:.2f}!"];')
             last_ms = p[0]
-    for n, m in enumerate(chosen):
-        c_key, b_key = f"c:{m.client}", f"b:{m.broker}"
-        src, dst = (c_key, b_key) if m.kind == "request" else (b_key, c_key)
-        if src not in x:
-            continue
+    for n, m, src, dst in drawn:
         colour = API_COLOURS[m.api]
         error = m.error not in (None, "NONE")
-        attrs = [f"label={_q(m.label)}", f'color="{colour}"',
+        attrs = [f"label={_q(texts[n])}", f'color="{colour}"',
                  f'fontcolor="{_ERROR_COLOUR if error or m.end is None else colour}"']
         if m.kind == "response":
             attrs.append("style=dashed")
         a = f"m{n}a"
         lines.append(f'  "{a}" [shape=point, width=0.04, color="{colour}", label="", '
-                     f'pos="{x[src]:.2f},{-row[m.start] * _ROW:.2f}!"];')
+                     f'pos="{x[src]:.2f},{-row[m.start] * step:.2f}!"];')
         if m.note is not None:
-            lines.append(f'  "{a}n" [shape=note, fontsize=8, color="{_ERROR_COLOUR}", '
-                         f'label={_q(m.note)}, pos="{x[src] + 0.9:.2f},'
-                         f'{-row[m.start] * _ROW:.2f}!"];')
+            lines.append(f'  "{a}n" [shape=note, fontsize=9, color="{_ERROR_COLOUR}", '
+                         f'label={_q(wrap(m.note, 24))}, pos="{x[src] + 0.9:.2f},'
+                         f'{-row[m.start] * step:.2f}!"];')
             continue
         if m.end is None:  # lost on the way: stop half way, with a cross
-            mid_x = (x[src] + x[dst]) / 2 if dst in x else x[src] + _LANE_GAP / 2
+            mid_x = (x[src] + x[dst]) / 2 if dst in x else x[src] + gap / 2
             lines.append(f'  "{a}x" [shape=plaintext, label="✕", fontcolor="{_ERROR_COLOUR}", '
-                         f'pos="{mid_x:.2f},{-row[m.start] * _ROW:.2f}!"];')
+                         f'pos="{mid_x:.2f},{-row[m.start] * step:.2f}!"];')
             lines.append(f'  "{a}" -> "{a}x" [{", ".join(attrs)}, arrowhead=none];')
             continue
         b = f"m{n}b"
         lines.append(f'  "{b}" [shape=point, width=0.04, color="{colour}", label="", '
-                     f'pos="{x[dst]:.2f},{-row[m.end] * _ROW:.2f}!"];')
+                     f'pos="{x[dst]:.2f},{-row[m.end] * step:.2f}!"];')
         lines.append(f'  "{a}" -> "{b}" [{", ".join(attrs)}];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def sequence_diagram(source: Any, **window: Any) -> Any:
-    """`sequence_dot` as a `graphviz.Source` laid out by `neato` (renders as SVG in Jupyter)."""
-    import graphviz
-
-    return graphviz.Source(sequence_dot(source, **window), engine="neato")
+def sequence_diagram(source: Any, **window: Any) -> Diagram:
+    """`sequence_dot` as a `Diagram` laid out by `neato` (a picture in Jupyter, also in an
+    untrusted notebook)."""
+    return Diagram(sequence_dot(source, **window), engine="neato")
 
 
 def second_joins_sequence(seed: int = 0) -> str:
