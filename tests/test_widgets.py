@@ -40,8 +40,14 @@ def _filled(dot: str) -> list[str]:
 
 
 def _taken(dot: str) -> list[tuple[str, str]]:
-    return re.findall(r'^  "([^"]+)" -> "([^"]+)" \[label="[^"]*", color="#d84315"', dot,
-                      flags=re.M)
+    """The numbered path of a live diagram (the moves since the panel's last action), in order:
+    each coloured edge's label starts with the numbers of the moves that took it."""
+    steps = []
+    for src, dst, numbers in re.findall(
+            r'^  "([^"]+)" -> "([^"]+)" \[label="([\d, ]+)\\n[^"]*", color="#d84315"', dot,
+            flags=re.M):
+        steps += [(int(n), (src, dst)) for n in numbers.split(", ")]
+    return [edge for _n, edge in sorted(steps)]
 
 
 DOCUMENTED = {  # attribute -> CSS class (the module docstring's table; the browser test uses it)
@@ -223,7 +229,10 @@ def test_add_a_consumer_and_see_the_rebalance(panel):
     group = panel.cluster.group("group-1")
     assert len(group["members"]) == 3 and group["state"] == "Stable"
     assert [_row(panel, f"consumer-{i}")["state"] for i in (1, 2, 3)] == ["STABLE"] * 3
-    assert _taken(panel.dots["member"]) == [("COMPLETING_REBALANCE", "STABLE")]
+    # consumer-3's moves since it was added, numbered: the join (MEMBER_ID_REQUIRED sends it
+    # round twice), the sync, Stable
+    assert _taken(panel.dots["member"])[0] == ("UNJOINED", "PREPARING_REBALANCE")
+    assert _taken(panel.dots["member"])[-1] == ("COMPLETING_REBALANCE", "STABLE")
 
 
 def test_leave_sends_leave_group(panel):
@@ -252,7 +261,7 @@ def test_move_the_coordinator(panel):
     panel.advance_ms.value = 20
     panel.advance_button.click()
     assert _filled(panel.dots["context"]) == ["ACTIVE"]
-    assert _taken(panel.dots["context"]) == [("LOADING", "ACTIVE")]
+    assert _taken(panel.dots["context"]) == [("INITIAL", "LOADING"), ("LOADING", "ACTIVE")]
     assert panel.cluster.brokers[old].runtime.context(tp) is None
     assert f"coordinator: broker {target}" in panel.status.value
 
@@ -266,7 +275,7 @@ def test_fail_the_next_load_then_move(panel):
     assert panel.cluster.brokers[target].runtime.context_state(
         panel.cluster.partition_of("group-1")).name == "FAILED"
     assert _filled(panel.dots["context"]) == ["FAILED"]
-    assert _taken(panel.dots["context"]) == [("LOADING", "FAILED")]
+    assert _taken(panel.dots["context"]) == [("INITIAL", "LOADING"), ("LOADING", "FAILED")]
 
 
 def test_fail_the_next_append(panel):
@@ -368,6 +377,7 @@ def test_diagrams_and_timeline_render_as_svg():
     p = ControlPanel(run_scenario("second-joins"))
     p.consumer_select.value = "consumer-1"
     p.crash_button.click()
+    p.render_all()  # the panel draws a tab when it is shown
     if shutil.which("dot"):
         for view in (p.group_diagram, p.member_diagram, p.context_diagram):
             assert view.value.startswith("<svg")

@@ -531,7 +531,7 @@ def _assignment(parts: tuple[str, ...]) -> str:
 
 def _card_height(c: ConsumerView) -> float:
     bars = max(3, len(c.timers) + len(c.memberships))
-    return 8 + ROW * 4 + bars * BAR_ROW + ROW + 10
+    return 8 + ROW * 3 + bars * BAR_ROW + ROW + 10
 
 
 def _consumers(svg: _Svg, snap: ClusterSnapshot, changes: SnapshotChanges, lay: _Layout,
@@ -566,12 +566,30 @@ def _card(svg: _Svg, snap: ClusterSnapshot, c: ConsumerView, changes: SnapshotCh
     svg.open(**{"class": "ck-member-state", "data-state": c.state})
     sx += svg.pill(sx, cy, c.state, MEMBER_STATE_COLOURS.get(c.state, MUTED)) + 6
     svg.close()
+    right = x + w - 8
     if c.process != "running":
         label = c.process
         pw = text_width(label, 11, True) + 10
         svg.open(**{"class": "ck-process", "data-process": c.process})
-        svg.pill(x + w - 8 - pw, cy, label, PROCESS_COLOURS.get(c.process, MUTED))
+        svg.pill(right - pw, cy, label, PROCESS_COLOURS.get(c.process, MUTED))
         svg.close()
+        right -= pw + 4
+    # what else is wrong with it, on the name line (as far as there is room)
+    flags = list(c.status)
+    if c.rejoin_needed and c.state == "STABLE":
+        flags.append("rejoin requested")
+    fx = sx
+    svg.open(**{"class": "ck-status", "data-status": "; ".join(flags) or None})
+    for flag in flags:
+        colour = ("#b91c1c" if flag.startswith(("cut off", "failed")) else "#7c3aed"
+                  if flag.startswith("paused") else "#6b7280" if flag.startswith(
+                      ("closed", "not started")) else "#c2410c")
+        tw = text_width(flag, 11, True) + 10
+        if fx + tw > right:
+            break
+        svg.pill(fx, cy, flag, colour)
+        fx += tw + 4
+    svg.close()
     cy += ROW
     gen = f"generation {c.generation}"
     svg.text(ix, cy, gen, 12, bold=True)
@@ -581,32 +599,19 @@ def _card(svg: _Svg, snap: ClusterSnapshot, c: ConsumerView, changes: SnapshotCh
     svg.text(gx, cy, _fit(rest, 11, x + w - 8 - gx), 11, fill=MUTED,
              title=c.member_id or None)
     cy += ROW
+    # the assignment, then the coordinator it talks to, on one line
+    coordinator = (f"coordinator b{c.coordinator}" if c.coordinator is not None
+                   else "coordinator unknown")
+    cw = text_width(coordinator, 11, c.coordinator is None)
+    svg.text(x + w - 8 - cw, cy, coordinator, 11,
+             fill=MUTED if c.coordinator is not None or gone else "#b45309",
+             bold=c.coordinator is None and not gone)
     assigned = _assignment(c.assignment) if c.assignment else "nothing assigned"
     svg.text(ix, cy, "assignment", 11, fill=MUTED)
     ax = ix + text_width("assignment", 11) + 6
     svg.open(**{"class": "ck-assignment", "data-assignment": ",".join(c.assignment)})
-    svg.text(ax, cy, _fit(assigned, 12, x + w - 8 - ax), 12, fill=INK if c.assignment
+    svg.text(ax, cy, _fit(assigned, 12, x + w - 16 - cw - ax), 12, fill=INK if c.assignment
              else FAINT)
-    svg.close()
-    cy += ROW
-    flags = list(c.status)
-    if c.rejoin_needed and c.state == "STABLE":
-        flags.append("rejoin requested")
-    coordinator = (f"coordinator b{c.coordinator}" if c.coordinator is not None
-                   else "coordinator unknown")
-    svg.text(ix, cy, coordinator, 11, fill=MUTED if c.coordinator is not None or gone
-             else "#b45309", bold=c.coordinator is None and not gone)
-    fx = ix + text_width(coordinator, 11, c.coordinator is None) + 8
-    svg.open(**{"class": "ck-status", "data-status": "; ".join(flags) or None})
-    for flag in flags:
-        colour = ("#b91c1c" if flag.startswith(("cut off", "failed")) else "#7c3aed"
-                  if flag.startswith("paused") else "#6b7280" if flag.startswith(
-                      ("closed", "not started")) else "#c2410c")
-        tw = text_width(flag, 11, True) + 10
-        if fx + tw > x + w - 8:
-            break
-        svg.pill(fx, cy, flag, colour)
-        fx += tw + 4
     svg.close()
     cy += 4
     bars = 0

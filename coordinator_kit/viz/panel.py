@@ -1,18 +1,25 @@
-"""A control panel for a `Cluster`: break it, move time, watch what happens.
+"""A control panel around the cluster view: break the cluster, move time both ways, fork.
 
-`ControlPanel(cluster)` is a thin ipywidgets layer over the cluster's own fault and time methods.
-Every action runs on virtual time and then refreshes the views: the live diagrams (group, selected
-member, coordinator context of the group's `__consumer_offsets` partition), the member table, the
-tail of the Kafka-format log and the member-state timeline. Misuse (crashing a consumer that is
-already down, moving a partition to its own leader...) is shown in the panel's message line and
-kept in `panel.last_error`; it is never raised into the notebook.
+`ControlPanel(cluster)` puts compact controls above one picture of the whole cluster (the
+`ClusterView`: brokers, `__consumer_offsets` partitions, groups, consumers, the timers that
+decide membership running down, requests in flight), so that a click and its effect are on one
+screen. Every action goes through a `coordinator_kit.recording.Recording`, so the panel can go
+back: a scrubber over the run's virtual time, one move back or forward, the next or previous
+event that matters, and fork (acting in the past starts a new branch; the old one is kept).
+Tabs below the view hold the state diagrams (the moves since the last action numbered), the
+member table, Kafka's log lines, the swimlane timeline, a side-by-side comparison of two
+branches, and "predict, then reveal" questions checked against the run itself.
+
+Misuse (crashing a consumer that is already down, moving a partition to its own leader...) is
+shown in the panel's message line and kept in `panel.last_error`; it is never raised into the
+notebook, and it leaves the run as it was.
 
 In a notebook::
 
     from coordinator_kit.scenarios import run_scenario
     from coordinator_kit.viz import ControlPanel
     panel = ControlPanel(run_scenario("second-joins"))
-    display(panel)      # or leave `panel` as the cell's last expression
+    panel                       # the cell's last expression shows it
 
 Its text/plain form is `repr(panel)` (no model id, no address), so a cell that shows it is stable
 under nbval; the widget view itself is `application/vnd.jupyter.widget-view+json`, which nbval
@@ -37,12 +44,19 @@ Coordinator
     fail_append_button: ck-fail-append  stall_button: ck-stall-replica
     unstall_button: ck-resume-replica
 Time
-    step_button: ck-step                advance_ms: ck-advance-ms (IntText)
-    advance_button: ck-advance          play: ck-play (ipywidgets.Play; each new value = tick())
+    back_button: ck-step-back           step_button: ck-step
+    previous_button: ck-previous-event  next_button: ck-next-event
+    advance_ms: ck-advance-ms (IntText) advance_button: ck-advance
+    play: ck-play (ipywidgets.Play; each new value = tick())
     play_step_ms: ck-play-step-ms (IntText: virtual ms per tick)
+    scrubber: ck-scrubber (IntSlider over the branch's computed virtual time; moving it seeks)
     refresh_button: ck-refresh          log_level: ck-log-level (Dropdown)
+Branches
+    fork_button: ck-fork                branch_select: ck-branch-select (Dropdown)
+    compare_select: ck-compare-select (Dropdown: the branch shown beside the current one)
 Views (ipywidgets.HTML; `.value` holds the HTML)
     status: ck-status                   message: ck-message (ck-error added on an error)
+    view: ck-cluster-view (the ClusterView's widget: one SVG with data-* attributes)
     group_diagram: ck-diagram ck-group-diagram
     member_diagram: ck-diagram ck-member-diagram
     context_diagram: ck-diagram ck-context-diagram
@@ -50,25 +64,34 @@ Views (ipywidgets.HTML; `.value` holds the HTML)
                   ck-client, ck-state, ck-generation, ck-assignment, ck-last-heartbeat, ck-status)
     log_tail: ck-log-tail (a <pre> of Kafka log lines)
     timeline: ck-timeline (SVG swimlanes of member states)
+    compare: ck-compare (the two branches side by side)
+    question_select: ck-question-select (Dropdown)   answer: ck-answer (Text)
+    check_button: ck-check              feedback: ck-feedback
+    tabs: ck-tabs (Cluster, Diagrams, Members, Log, Timeline, Compare, Predict)
     widget: ck-panel (the VBox holding all of the above)
 
 Each diagram's DOT text is kept in `panel.dots` ("group", "member", "context"), so a test can
-check the highlights without rendering. Without the `dot` binary the diagrams show their DOT text.
+check the highlights without rendering. Tabs draw lazily: the diagrams, the timeline and the
+comparison are drawn when their tab is shown (or by `render_all()`). Without the `dot` binary
+the diagrams show their DOT text.
 """
 
 from __future__ import annotations
 
 import html
-import re
 import shutil
-import subprocess
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
 
 from ..cluster import Cluster
+from ..lessons.predict import Question, questions_for, reveal
+from ..logs.layout import DEFAULT_START, format_timestamp
+from ..recording import ACTIONS, Recording
 from ..topic import TopicPartition
+from .cluster_view import ClusterView
+from .diagrams import svg_of
 from .live import context_dot, group_dot, member_dot
 from .plots import figure_svg, swimlanes
 
@@ -81,55 +104,37 @@ def resume_consumer(cluster: Cluster, name: str) -> None:
     cluster.resume(name)
 
 
-_DIAGRAM_CACHE: dict[str, str] = {}
-_DIAGRAM_CACHE_SIZE = 128
-
-
-def _svg_of(dot_text: str) -> str:
-    """Inline SVG for DOT text (cached); the DOT text itself when `dot` is not installed."""
-    cached = _DIAGRAM_CACHE.get(dot_text)
-    if cached is not None:
-        return cached
-    binary = shutil.which("dot")
-    if binary is None:
+def _svg(dot_text: str) -> str:
+    if shutil.which("dot") is None:
         return f"<pre>{html.escape(dot_text)}</pre>"
-    svg = subprocess.run([binary, "-Tsvg"], input=dot_text, capture_output=True, text=True,
-                         check=True).stdout
-    svg = _fit(svg[svg.find("<svg"):])  # drop the XML prolog, doctype and version comment
-    if len(_DIAGRAM_CACHE) >= _DIAGRAM_CACHE_SIZE:
-        _DIAGRAM_CACHE.pop(next(iter(_DIAGRAM_CACHE)))
-    _DIAGRAM_CACHE[dot_text] = svg
-    return svg
+    return svg_of(dot_text, fit=True)
 
 
-_SVG_WIDTH = re.compile(r'\swidth="([\d.]+)pt"')
-_SVG_HEIGHT = re.compile(r'\sheight="[\d.]+pt"')
-
-
-def _fit(svg: str) -> str:
-    """Let an SVG shrink to the panel's width (its viewBox keeps the proportions)."""
-    end = svg.find(">")
-    tag = _SVG_WIDTH.sub(lambda m: f' width="100%" style="max-width:{m.group(1)}pt"',
-                         svg[:end], count=1)
-    return _SVG_HEIGHT.sub("", tag, count=1) + svg[end:]
-
-
-def _button(description: str, css: str, tooltip: str, style: str = "") -> widgets.Button:
+def _button(description: str, css: str, tooltip: str, style: str = "",
+            width: str = "auto") -> widgets.Button:
     b = widgets.Button(description=description, tooltip=tooltip, button_style=style,
-                       layout=widgets.Layout(width="auto", flex="0 0 auto"))
+                       layout=widgets.Layout(width=width, flex="0 0 auto", height="26px",
+                                             margin="1px 2px"))
     b.add_class(css)
     return b
 
 
-def _int(description: str, value: int, css: str, minimum: int = 0) -> widgets.BoundedIntText:
+def _int(description: str, value: int, css: str, minimum: int = 0, *, tooltip: str = "",
+         width: str = "150px") -> widgets.BoundedIntText:
     w = widgets.BoundedIntText(value=value, min=minimum, max=10**9, description=description,
-                               style={"description_width": "initial"},
-                               layout=widgets.Layout(width="190px"))
+                               tooltip=tooltip, style={"description_width": "initial"},
+                               layout=widgets.Layout(width=width, height="26px"))
     w.add_class(css)
     return w
 
 
-_NARROW = {"width": "230px"}
+def _dropdown(options: list[Any], value: Any, description: str, css: str,
+              width: str = "170px") -> widgets.Dropdown:
+    w = widgets.Dropdown(options=options, value=value, description=description,
+                         style={"description_width": "initial"},
+                         layout=widgets.Layout(width=width, height="26px"))
+    w.add_class(css)
+    return w
 
 
 def _members(n: int) -> str:
@@ -143,14 +148,49 @@ def _html(*css: str) -> widgets.HTML:
     return w
 
 
-class ControlPanel:
-    """Widgets bound to one `Cluster` (see the module docstring for every widget's name)."""
+def _row(children: list[widgets.Widget], label: str = "") -> widgets.HBox:
+    items = list(children)
+    if label:
+        head = widgets.HTML(f"<b style='font-size:12px'>{html.escape(label)}</b>",
+                            layout=widgets.Layout(width="84px", flex="0 0 auto"))
+        items.insert(0, head)
+    return widgets.HBox(items, layout=widgets.Layout(flex_flow="row wrap", align_items="center",
+                                                     width="100%"))
 
-    def __init__(self, cluster: Cluster, *, group_id: str | None = None, log_lines: int = 20,
-                 timeline: bool = True, timeline_window_ms: int | None = None) -> None:
+
+def _hint(name: str) -> str:
+    return ACTIONS[name].hint
+
+
+# Compact controls: the view below them should start high on the screen.
+_STYLE = """<style>
+.ck-panel .jupyter-button, .ck-panel .widget-button {font-size: 12px; padding: 0 7px;
+  height: 26px; line-height: 26px}
+.ck-panel .widget-text input, .ck-panel .widget-dropdown select,
+.ck-panel .widget-inline-hbox .widget-label {font-size: 12px}
+.ck-panel .widget-inline-hbox {margin-top: 1px; margin-bottom: 1px}
+.ck-panel .ck-status, .ck-panel .ck-message {font-size: 12px; line-height: 16px}
+</style>"""
+
+_TABS = ("Cluster", "Diagrams", "Members", "Log", "Timeline", "Compare", "Predict")
+
+
+class ControlPanel:
+    """Widgets bound to one run of a `Cluster` (see the module docstring for every name)."""
+
+    def __init__(self, source: Cluster | Recording, *, group_id: str | None = None,
+                 log_lines: int = 20, timeline: bool = True,
+                 timeline_window_ms: int | None = None) -> None:
         if log_lines < 1:
             raise ValueError(f"log_lines must be at least 1, got {log_lines}")
-        self.cluster = cluster
+        if isinstance(source, Recording):
+            self.recording = source
+        elif isinstance(source, Cluster):
+            self.recording = Recording(source)
+        else:
+            raise TypeError(f"ControlPanel needs a Cluster or a Recording, got "
+                            f"{type(source).__name__}")
+        cluster = self.cluster
         self._group_id = group_id
         self.log_lines = log_lines
         self.show_timeline = timeline
@@ -159,111 +199,161 @@ class ControlPanel:
         self.last_error: Exception | None = None
         self.dots: dict[str, str] = {}
         self._refreshing = False
+        self._dirty: set[str] = set()
+        self._questions: dict[str, Question] = {}
 
         # -- consumer controls ---------------------------------------------------------------
         names = list(cluster.consumers)
-        self.consumer_select = widgets.Dropdown(options=names, value=names[0] if names else None,
-                                                description="consumer", layout=_NARROW)
-        self.consumer_select.add_class("ck-consumer-select")
-        self.crash_button = _button("Crash", "ck-crash", "The process dies: no LeaveGroup; "
-                                    "the coordinator notices at session.timeout.ms", "danger")
-        self.pause_ms = _int("pause (ms)", 60_000, "ck-pause-ms", 1)
-        self.pause_button = _button("Pause (GC)", "ck-pause", "A stop-the-world pause: no poll, "
-                                    "no heartbeat", "warning")
-        self.resume_button = _button("Resume", "ck-resume", "End the pause now")
+        self.consumer_select = _dropdown(names, names[0] if names else None, "",
+                                         "ck-consumer-select", "140px")
+        self.crash_button = _button("Crash", "ck-crash", _hint("crash"), "danger")
+        self.pause_ms = _int("ms", 60_000, "ck-pause-ms", 1, width="100px",
+                             tooltip="How long the pause lasts (virtual ms)")
+        self.pause_button = _button("Pause (GC)", "ck-pause", _hint("pause"), "warning")
+        self.resume_button = _button("Resume", "ck-resume", _hint("resume"))
         self.drop_heartbeats_button = _button("Drop heartbeats", "ck-drop-heartbeats",
-                                              "Heartbeat requests are lost on the network",
-                                              "warning")
+                                              _hint("drop_heartbeats"), "warning")
         self.restore_heartbeats_button = _button("Restore heartbeats", "ck-restore-heartbeats",
-                                                 "Heartbeats reach the coordinator again")
-        self.processing_ms = _int("poll every (ms)", 400_000, "ck-processing-ms")
-        self.slow_poll_button = _button("Slow poll", "ck-slow-poll", "Time the application "
-                                        "spends between two polls (max.poll.interval.ms)",
+                                                 "Heartbeats reach the coordinator again.")
+        self.processing_ms = _int("poll every (ms)", 400_000, "ck-processing-ms", width="175px",
+                                  tooltip="Time the application spends between two polls "
+                                  "(virtual ms)")
+        self.slow_poll_button = _button("Slow poll", "ck-slow-poll", _hint("slow_poll"),
                                         "warning")
-        self.cut_off_button = _button("Cut off", "ck-cut-off", "Every message to and from this "
-                                      "consumer is lost", "warning")
-        self.reconnect_button = _button("Reconnect", "ck-reconnect", "Restore its network")
-        self.leave_button = _button("Leave group", "ck-leave", "Close the consumer: commit, then "
-                                    "LeaveGroup (a static member sends none)")
+        self.cut_off_button = _button("Cut off", "ck-cut-off", _hint("cut_off"), "warning")
+        self.reconnect_button = _button("Reconnect", "ck-reconnect", "Restore the consumer's "
+                                        "network: its requests get through again.")
+        self.leave_button = _button("Leave group", "ck-leave", _hint("leave"))
         self.new_consumer_name = widgets.Text(value=self._next_name(), description="new",
-                                              layout=widgets.Layout(width="220px"))
+                                              style={"description_width": "initial"},
+                                              layout=widgets.Layout(width="140px",
+                                                                    height="26px"))
         self.new_consumer_name.add_class("ck-new-consumer")
-        self.add_button = _button("Add consumer", "ck-add", "Start a new consumer in the group",
-                                  "success")
+        self.add_button = _button("Add consumer", "ck-add", _hint("add_consumer"), "success")
 
         # -- coordinator controls ------------------------------------------------------------
         partitions = sorted(tp.partition for tp in cluster.partitions)
         own = cluster.partition_of(self.group_id).partition
-        self.partition_select = widgets.Dropdown(options=partitions, value=own,
-                                                 description="partition", layout=_NARROW)
-        self.partition_select.add_class("ck-partition-select")
+        self.partition_select = _dropdown(partitions, own, "partition",
+                                          "ck-partition-select", "110px")
         brokers = sorted(cluster.brokers)
-        self.broker_select = widgets.Dropdown(options=brokers, value=self._other_broker(own),
-                                              description="broker", layout=_NARROW)
-        self.broker_select.add_class("ck-broker-select")
-        self.move_button = _button("Move coordinator", "ck-move-coordinator", "Elect the chosen "
-                                   "broker leader of the partition: unload here, load there",
-                                   "warning")
-        self.fail_load_button = _button("Fail next load", "ck-fail-load", "The chosen broker's "
-                                        "next load of the partition fails")
-        self.fail_append_button = _button("Fail next append", "ck-fail-append", "The "
-                                          "partition's next append fails (KAFKA_STORAGE_ERROR)")
-        self.stall_button = _button("Stall replica", "ck-stall-replica", "The chosen broker's "
-                                    "replica stops fetching: the high watermark stops")
-        self.unstall_button = _button("Resume replica", "ck-resume-replica", "The replica "
-                                      "fetches again")
+        self.broker_select = _dropdown(brokers, self._other_broker(own), "broker",
+                                       "ck-broker-select", "100px")
+        self.move_button = _button("Move coordinator", "ck-move-coordinator",
+                                   _hint("move_coordinator"), "warning")
+        self.fail_load_button = _button("Fail next load", "ck-fail-load", _hint("fail_next_load"))
+        self.fail_append_button = _button("Fail next append", "ck-fail-append",
+                                          _hint("fail_next_append"))
+        self.stall_button = _button("Stall replica", "ck-stall-replica", _hint("stall_replica"))
+        self.unstall_button = _button("Resume replica", "ck-resume-replica", "The broker's "
+                                      "replica fetches again and catches up.")
 
         # -- time ----------------------------------------------------------------------------
-        self.step_button = _button("Step one event", "ck-step", "Run the next scheduled callback")
-        self.advance_ms = _int("advance (ms)", 1_000, "ck-advance-ms", 1)
+        self.back_button = _button("◀ Back", "ck-step-back", "Undo the last move (one "
+                                   "scheduler callback or one action): go back one event.")
+        self.step_button = _button("Step ▶", "ck-step", "Run the next scheduled callback "
+                                   "(deliver the next pending event).")
+        self.previous_button = _button("|◀ Previous event", "ck-previous-event", "Back to the "
+                                       "last event that mattered (a state change, an error, a "
+                                       "rebalance starting or ending).")
+        self.next_button = _button("Next event ▶|", "ck-next-event", "Run until the next event "
+                                   "that matters (a state change, an error, a rebalance "
+                                   "starting or ending).")
+        self.advance_ms = _int("ms", 1_000, "ck-advance-ms", 1, width="100px",
+                               tooltip="How far Advance moves virtual time")
         self.advance_button = _button("Advance", "ck-advance", "Run everything due in the next "
-                                      "N virtual ms", "info")
+                                      "N virtual ms.", "info")
         self.play = widgets.Play(value=0, min=0, max=10**9, step=1, interval=500,
-                                 description="play", show_repeat=False)
+                                 show_repeat=False, layout=widgets.Layout(width="110px"))
         self.play.add_class("ck-play")
-        self.play_step_ms = _int("ms per tick", 500, "ck-play-step-ms", 1)
+        self.play_step_ms = _int("ms/tick", 500, "ck-play-step-ms", 1, width="115px",
+                                 tooltip="Virtual ms per tick of play")
         self.refresh_button = _button("Refresh", "ck-refresh", "Redraw the views (after running "
-                                      "the cluster from code)")
-        self.log_level = widgets.Dropdown(options=["DEBUG", "INFO", "WARN", "ERROR"],
-                                          value="INFO", description="log level", layout=_NARROW)
-        self.log_level.add_class("ck-log-level")
+                                      "the cluster from code).")
+        rec = self.recording
+        self.scrubber = widgets.IntSlider(value=rec.position.time, min=rec.start.time,
+                                          max=max(rec.frontier.time, rec.start.time + 1),
+                                          step=100, description="t (ms)",
+                                          continuous_update=False, readout_format=",",
+                                          style={"description_width": "initial"},
+                                          layout=widgets.Layout(width="600px"))
+        self.scrubber.add_class("ck-scrubber")
+        self.log_level = _dropdown(["DEBUG", "INFO", "WARN", "ERROR"], "INFO", "log level",
+                                   "ck-log-level", "160px")
+
+        # -- branches ------------------------------------------------------------------------
+        self.fork_button = _button("Fork here", "ck-fork", "Start a new branch at this instant "
+                                   "(the current one is kept); acting in the past forks too.")
+        self.branch_select = _dropdown(list(rec.branches), rec.branch.name, "branch",
+                                       "ck-branch-select", "160px")
+        self.compare_select = _dropdown(["-"], "-", "compare with", "ck-compare-select",
+                                        "210px")
 
         # -- views ---------------------------------------------------------------------------
         self.status = _html("ck-status")
         self.message = _html("ck-message")
+        self.cluster_view = ClusterView()
+        self.view = self.cluster_view.widget
         self.group_diagram = _html("ck-diagram", "ck-group-diagram")
         self.member_diagram = _html("ck-diagram", "ck-member-diagram")
         self.context_diagram = _html("ck-diagram", "ck-context-diagram")
         self.member_table = _html("ck-member-table")
         self.log_tail = _html("ck-log-tail")
         self.timeline = _html("ck-timeline")
+        self.compare = _html("ck-compare")
+        self.question_select = _dropdown([], None, "question", "ck-question-select", "100%")
+        self.question_form = widgets.HTML()
+        self.answer = widgets.Text(description="your answer",
+                                   style={"description_width": "initial"},
+                                   layout=widgets.Layout(width="360px"))
+        self.answer.add_class("ck-answer")
+        self.check_button = _button("Check", "ck-check", "Compare your answer with what the "
+                                    "run does next (worked out on a copy: this run does not "
+                                    "move).", "primary")
+        self.feedback = _html("ck-feedback")
+
+        tabs = [
+            widgets.VBox([self.view]),
+            widgets.VBox([self.group_diagram, self.member_diagram, self.context_diagram]),
+            widgets.VBox([self.member_table]),
+            widgets.VBox([self.log_level, self.log_tail]),
+            widgets.VBox([self.timeline]),
+            widgets.VBox([self.compare_select, self.compare]),
+            widgets.VBox([self.question_select, self.question_form,
+                          widgets.HBox([self.answer, self.check_button]), self.feedback]),
+        ]
+        self.tabs = widgets.Tab(children=tabs, titles=_TABS)
+        self.tabs.add_class("ck-tabs")
 
         self._wire()
-        def row(children: list[widgets.Widget]) -> widgets.HBox:
-            return widgets.HBox(children, layout=widgets.Layout(flex_flow="row wrap",
-                                                                align_items="center"))
-
         self.widget = widgets.VBox([
+            widgets.HTML(_STYLE),
             self.status,
-            row([self.consumer_select, self.crash_button, self.pause_ms, self.pause_button,
-                 self.resume_button]),
-            row([self.drop_heartbeats_button, self.restore_heartbeats_button,
-                 self.processing_ms, self.slow_poll_button, self.cut_off_button,
-                 self.reconnect_button, self.leave_button]),
-            row([self.new_consumer_name, self.add_button]),
-            row([self.partition_select, self.broker_select, self.move_button,
-                 self.fail_load_button, self.fail_append_button, self.stall_button,
-                 self.unstall_button]),
-            row([self.step_button, self.advance_ms, self.advance_button, self.play,
-                 self.play_step_ms, self.refresh_button, self.log_level]),
+            _row([self.consumer_select, self.crash_button, self.pause_ms, self.pause_button,
+                  self.resume_button, self.drop_heartbeats_button,
+                  self.restore_heartbeats_button, self.cut_off_button, self.reconnect_button],
+                 "consumer"),
+            _row([self.processing_ms, self.slow_poll_button, self.leave_button,
+                  self.new_consumer_name, self.add_button], ""),
+            _row([self.partition_select, self.broker_select, self.move_button,
+                  self.fail_load_button, self.fail_append_button, self.stall_button,
+                  self.unstall_button], "coordinator"),
+            _row([self.back_button, self.step_button, self.previous_button, self.next_button,
+                  self.advance_ms, self.advance_button, self.play, self.play_step_ms,
+                  self.refresh_button], "time"),
+            _row([self.scrubber, self.fork_button, self.branch_select], ""),
             self.message,
-            self.group_diagram, self.member_diagram, self.context_diagram,
-            self.member_table, self.timeline, self.log_tail,
-        ])
+            self.tabs,
+        ], layout=widgets.Layout(width="100%", max_width="968px"))
         self.widget.add_class("ck-panel")
         self.refresh()
 
     # -- naming ---------------------------------------------------------------------------------
+
+    @property
+    def cluster(self) -> Cluster:
+        """The live cluster (the same object through every rewind)."""
+        return self.recording.cluster
 
     @property
     def selected(self) -> str | None:
@@ -275,7 +365,7 @@ class ControlPanel:
         if self._group_id is not None:
             return self._group_id
         name = self.consumer_select.value if hasattr(self, "consumer_select") else None
-        if name is None:
+        if name is None or name not in self.cluster.consumers:
             return next((c.config.group_id for c in self.cluster.consumers.values()), "group-1")
         return self.cluster.consumer(name).config.group_id
 
@@ -294,46 +384,65 @@ class ControlPanel:
     # -- wiring ---------------------------------------------------------------------------------
 
     def _wire(self) -> None:
-        c = self.cluster
+        act = self._act
         on = self._on_click
-        on(self.crash_button, "crash {name}", lambda n: c.crash(n))
-        on(self.pause_button, "pause {name}", lambda n: c.pause(n, self.pause_ms.value),
+        on(self.crash_button, "crash {name}", lambda n: act("crash", n))
+        on(self.pause_button, "pause {name}", lambda n: act("pause", n, self.pause_ms.value),
            detail=lambda: f" for {self.pause_ms.value} ms")
-        on(self.resume_button, "resume {name}", lambda n: resume_consumer(c, n))
+        on(self.resume_button, "resume {name}", lambda n: act("resume", n))
         on(self.drop_heartbeats_button, "drop heartbeats of {name}",
-           lambda n: c.drop_heartbeats(n, True))
+           lambda n: act("drop_heartbeats", n, True))
         on(self.restore_heartbeats_button, "restore heartbeats of {name}",
-           lambda n: c.drop_heartbeats(n, False))
+           lambda n: act("drop_heartbeats", n, False))
         on(self.slow_poll_button, "slow the poll of {name}",
-           lambda n: c.slow_poll(n, self.processing_ms.value),
+           lambda n: act("slow_poll", n, self.processing_ms.value),
            detail=lambda: f" to every {self.processing_ms.value} ms")
-        on(self.cut_off_button, "cut off {name}", lambda n: c.cut_off(n, True))
-        on(self.reconnect_button, "reconnect {name}", lambda n: c.cut_off(n, False))
-        on(self.leave_button, "close {name} (leave the group)", lambda n: c.leave(n))
+        on(self.cut_off_button, "cut off {name}", lambda n: act("cut_off", n, True))
+        on(self.reconnect_button, "reconnect {name}", lambda n: act("cut_off", n, False))
+        on(self.leave_button, "close {name} (leave the group)", lambda n: act("leave", n))
         self.add_button.on_click(lambda _b: self.add_consumer())
         p, b = self.partition_select, self.broker_select
         self._on_coordinator(self.move_button, lambda: "move __consumer_offsets-"
                              f"{p.value} to broker {b.value} (leader epoch "
-                             f"{c.move_coordinator(p.value, b.value)})")
+                             f"{act('move_coordinator', p.value, b.value)})")
         self._on_coordinator(self.fail_load_button, lambda: (
-            c.fail_next_load(p.value, b.value),
+            act("fail_next_load", p.value, b.value),
             f"fail the next load of __consumer_offsets-{p.value} on broker {b.value}")[1])
         self._on_coordinator(self.fail_append_button, lambda: (
-            c.fail_next_append(p.value),
+            act("fail_next_append", p.value),
             f"fail the next append to __consumer_offsets-{p.value}")[1])
         self._on_coordinator(self.stall_button, lambda: (
-            c.stall_replica(p.value, b.value, True),
+            act("stall_replica", p.value, b.value, True),
             f"stall the replica of __consumer_offsets-{p.value} on broker {b.value}")[1])
         self._on_coordinator(self.unstall_button, lambda: (
-            c.stall_replica(p.value, b.value, False),
+            act("stall_replica", p.value, b.value, False),
             f"resume the replica of __consumer_offsets-{p.value} on broker {b.value}")[1])
         self.step_button.on_click(lambda _b: self.step())
+        self.back_button.on_click(lambda _b: self.step_back())
+        self.next_button.on_click(lambda _b: self.next_event())
+        self.previous_button.on_click(lambda _b: self.previous_event())
         self.advance_button.on_click(lambda _b: self.advance(self.advance_ms.value))
         self.refresh_button.on_click(lambda _b: self.refresh())
+        self.fork_button.on_click(lambda _b: self.fork())
+        self.check_button.on_click(lambda _b: self.check())
         self.play.observe(self._on_play, names="value")
+        self.scrubber.observe(self._on_scrub, names="value")
         self.consumer_select.observe(self._on_select, names="value")
-        self.log_level.observe(lambda _c: self.refresh(), names="value")
+        self.branch_select.observe(self._on_branch, names="value")
+        self.compare_select.observe(lambda _c: self._quiet_or(self._render_compare),
+                                    names="value")
+        self.question_select.observe(lambda _c: self._quiet_or(self._show_question),
+                                     names="value")
+        self.log_level.observe(lambda _c: self._quiet_or(self.refresh), names="value")
         self.partition_select.observe(self._on_partition, names="value")
+        self.tabs.observe(lambda _c: self._render_tab(), names="selected_index")
+
+    def _act(self, name: str, *args: Any) -> Any:
+        return self.recording.act(name, *args)
+
+    def _quiet_or(self, fn: Callable[[], Any]) -> None:
+        if not self._refreshing:
+            fn()
 
     def _on_click(self, button: widgets.Button, what: str, act: Callable[[str], None],
                   detail: Callable[[], str] | None = None) -> None:
@@ -348,8 +457,7 @@ class ControlPanel:
 
     def _on_coordinator(self, button: widgets.Button, act: Callable[[], str]) -> None:
         def handler(_b: Any) -> None:
-            label = button.description.lower()
-            self._run(label, act)
+            self._run(button.description.lower(), act)
         button.on_click(handler)
 
     def _on_play(self, change: dict[str, Any]) -> None:
@@ -363,19 +471,31 @@ class ControlPanel:
     def _on_partition(self, change: dict[str, Any]) -> None:
         self.broker_select.value = self._other_broker(change["new"])
 
+    def _on_scrub(self, change: dict[str, Any]) -> None:
+        if not self._refreshing:
+            self.seek(int(change["new"]))
+
+    def _on_branch(self, change: dict[str, Any]) -> None:
+        if not self._refreshing and change["new"] is not None:
+            self.switch(change["new"])
+
     # -- actions --------------------------------------------------------------------------------
 
-    def _run(self, what: str, act: Callable[[], Any]) -> bool:
+    def _run(self, what: str, act: Callable[[], Any], *, record: bool = True) -> bool:
         """Run one action, record it, refresh; an error is shown, not raised."""
         now = self.cluster.scheduler.now
+        branch = self.recording.branch.name
         try:
             result = act()
         except Exception as exc:  # noqa: BLE001 - every misuse must reach the learner, not a traceback
             self._failed(what, exc)
             return False
         text = result if isinstance(result, str) else what
+        if self.recording.branch.name != branch:
+            text += f" (a new branch, {self.recording.branch.name!r}: {branch!r} is kept)"
         self.last_error = None
-        self.actions.append(f"{now} ms: {text}")
+        if record:
+            self.actions.append(f"{now} ms: {text}")
         self._say(f"{now} ms: {text}")
         self.refresh()
         return True
@@ -393,26 +513,51 @@ class ControlPanel:
         self.message.remove_class("ck-error")
         self.message.value = html.escape(text)
 
-    def add_consumer(self, name: str | None = None, **config: Any) -> bool:
+    def add_consumer(self, name: str | None = None) -> bool:
         """Start a new consumer in the panel's group and select it (the Add button)."""
         name = (name or self.new_consumer_name.value or "").strip() or self._next_name()
         group = self.group_id
-        ok = self._run(f"add {name} to {group}",
-                       lambda: self.cluster.add_consumer(name, group_id=group, **config))
+        ok = self._run(f"add {name} to {group}", lambda: self._act("add_consumer", name, group))
         if ok:
             self.new_consumer_name.value = self._next_name()
             self.consumer_select.value = name  # refreshes the views for the new consumer
         return ok
 
     def step(self) -> bool:
-        """Run exactly one scheduled callback (one scheduler step)."""
-        sched = self.cluster.scheduler
-        pending = sched.pending()
-        if not pending:
+        """Run exactly one move: the next scheduled callback (or a recorded action)."""
+        pending = self.cluster.scheduler.pending()
+        if not pending and self.recording.at_end():
             self._failed("step", ValueError("nothing is scheduled"))
             return False
-        label = pending[0].name or "callback"
-        return self._run(f"step: ran {label} (due at {pending[0].when} ms)", sched.step)
+        label = f"ran {pending[0].name or 'callback'} (due at {pending[0].when} ms)" \
+            if pending else "replayed the next move"
+        return self._run(f"step: {label}", self.recording.step)
+
+    def step_back(self) -> bool:
+        """Undo the last move."""
+        if self.recording.position.move == self.recording.start.move:
+            self._failed("step back", ValueError("this is where the recording starts"))
+            return False
+        return self._run("step back one move", self.recording.step_back, record=False)
+
+    def next_event(self) -> bool:
+        """Run to just after the next event that matters; the message names it."""
+        found: list[Any] = []
+
+        def go() -> str:
+            e = self.recording.next_event()
+            found.append(e)
+            return "next event: none in the next 10 minutes" if e is None else \
+                f"next event: {_event_text(e)}"
+        return self._run("next event", go, record=False)
+
+    def previous_event(self) -> bool:
+        def go() -> str:
+            e = self.recording.previous_event()
+            if e is None:
+                raise ValueError("no earlier event that matters on this branch")
+            return f"back to: {_event_text(e)}"
+        return self._run("previous event", go, record=False)
 
     def advance(self, ms: int) -> bool:
         """Run everything due in the next `ms` virtual milliseconds."""
@@ -421,52 +566,145 @@ class ControlPanel:
             return False
         start = self.cluster.scheduler.now
         return self._run(f"advance {ms} ms ({start} → {start + ms} ms)",
-                         lambda: self.cluster.run_for(ms))
+                         lambda: self.recording.run_for(ms))
 
     def tick(self) -> bool:
         """One tick of play: advance `play_step_ms` (the Play widget calls this per value)."""
         return self.advance(self.play_step_ms.value)
 
+    def seek(self, time_ms: int) -> bool:
+        """Go to virtual time `time_ms` of this branch (the scrubber calls this)."""
+        return self._run(f"go to {time_ms} ms", lambda: self.recording.seek(time_ms),
+                         record=False)
+
+    def fork(self, name: str | None = None) -> bool:
+        """A new branch from here (the current one is kept)."""
+        return self._run("fork", lambda: f"forked {self.recording.fork(name).name!r} at "
+                         f"{self.cluster.scheduler.now} ms", record=False)
+
+    def switch(self, name: str) -> bool:
+        """Show branch `name`, at the same virtual time when it reaches that far."""
+        return self._run(f"switch to branch {name!r}", lambda: self.recording.switch(name),
+                         record=False)
+
+    def ask(self, key: str | None = None) -> Question | None:
+        """Show the Predict tab with question `key` (see `questions_for`), or the first one."""
+        self._refresh_questions()
+        if key is not None:
+            if key not in self._questions:
+                self._failed("ask", ValueError(f"no question {key!r} now; questions: "
+                                               f"{', '.join(self._questions)}"))
+                return None
+            self.question_select.value = key
+        self.tabs.selected_index = _TABS.index("Predict")
+        self._show_question()
+        q = self._questions.get(self.question_select.value)
+        return q
+
+    def check(self, answer: Any = None) -> Any:
+        """Judge the answer (the text box's, or `answer`) against what the run does next."""
+        q = self._questions.get(self.question_select.value)
+        if q is None:
+            self.feedback.value = "<i>no question selected</i>"
+            return None
+        given = self.answer.value if answer is None else answer
+        feedback, _truth = reveal(self.recording, q, given)
+        colour = {"correct": "#2e7d32", "wrong": "#c62828"}.get(feedback.status, "#555")
+        self.feedback.value = (f'<div style="color:{colour};font-size:13px;max-width:900px">'
+                               f"{html.escape(repr(feedback))}</div>")
+        return feedback
+
     # -- views ----------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Redraw every view from the cluster as it is now."""
+        """Redraw the views from the cluster as it is now (the visible tab at once, the others
+        when they are shown)."""
         c = self.cluster
-        names = list(c.consumers)
-        if list(self.consumer_select.options) != names:
-            keep = self.consumer_select.value
-            self._refreshing = True
-            try:
+        rec = self.recording
+        self._refreshing = True
+        try:
+            names = list(c.consumers)
+            if list(self.consumer_select.options) != names:
+                keep = self.consumer_select.value
                 self.consumer_select.options = names
                 self.consumer_select.value = keep if keep in names else (names[0] if names
                                                                          else None)
-            finally:
-                self._refreshing = False
+            if list(self.branch_select.options) != list(rec.branches):
+                self.branch_select.options = list(rec.branches)
+            self.branch_select.value = rec.branch.name
+            others = ["-"] + [b for b in rec.branches if b != rec.branch.name]
+            if list(self.compare_select.options) != others:
+                keep = self.compare_select.value
+                self.compare_select.options = others
+                self.compare_select.value = keep if keep in others and keep != "-" else \
+                    (others[1] if len(others) > 1 else "-")
+            self.scrubber.max = max(rec.frontier.time, rec.start.time + 1)
+            self.scrubber.min = rec.start.time
+            self.scrubber.value = c.scheduler.now
+            self.new_consumer_name.value = self.new_consumer_name.value or self._next_name()
+            self._refresh_questions()
+        finally:
+            self._refreshing = False
         gid = self.group_id
         group = c.group(gid)
         broker = c.coordinator_for(gid)
+        now = c.scheduler.now
+        where = "end" if rec.at_end() else f"computed to {rec.frontier.time:,} ms"
         self.status.value = (
-            f"<b>t = {c.scheduler.now} ms</b> · {html.escape(gid)}: {group['state']} "
-            f"(generation {group['generation']}, {_members(len(group['members']))}) · "
-            f"coordinator: broker {broker} ({c.partition_of(gid)})<br>"
+            f"<b>t = {now} ms</b> ({format_timestamp(now, DEFAULT_START)[11:]}) · "
+            f"{html.escape(gid)}: {group['state']} (generation {group['generation']}, "
+            f"{_members(len(group['members']))}) · coordinator: broker {broker} "
+            f"({c.partition_of(gid)}) · branch <b>{html.escape(rec.branch.name)}</b>, move "
+            f"{rec.position.move:,} ({where})<br>"
             + html.escape(c.partitions[TopicPartition.offsets(self.partition_select.value)]
                           .why_not_committed()))
-        self.dots["group"] = group_dot(c, gid)
-        self.group_diagram.value = _svg_of(self.dots["group"])
-        if self.selected is not None:
-            self.dots["member"] = member_dot(c, self.selected)
-            self.member_diagram.value = _svg_of(self.dots["member"])
+        since = self.since_ms
+        self.dots["group"] = group_dot(c, gid, since_ms=since)
+        if self.selected is not None and self.selected in c.consumers:
+            self.dots["member"] = member_dot(c, self.selected, since_ms=since)
         else:
             self.dots.pop("member", None)
-            self.member_diagram.value = "<i>no consumer yet: add one</i>"
-        self.dots["context"] = context_dot(c, gid)
-        self.context_diagram.value = _svg_of(self.dots["context"])
+        self.dots["context"] = context_dot(c, gid, since_ms=since)
+        self.cluster_view.show(c)
         self.member_table.value = self._member_table_html()
         lines = c.log_lines(self.log_level.value)[-self.log_lines:]
         self.log_tail.value = ("<pre style=\"font-size:11px; white-space:pre-wrap\">"
                                + html.escape("\n".join(lines)) + "</pre>")
-        if self.show_timeline:
-            self.timeline.value = self._timeline_svg()
+        self._dirty = {"Diagrams", "Timeline", "Compare"}
+        self._render_tab()
+
+    @property
+    def since_ms(self) -> int:
+        """Where the diagrams start numbering moves: the branch's last action up to now, or
+        the recording's start."""
+        now = self.recording.position.move
+        done = [a for a in self.recording.branch.actions if a.position.move < now]
+        return done[-1].position.time if done else self.recording.start.time
+
+    def render_all(self) -> None:
+        """Draw every tab now (the panel draws a tab when it is shown)."""
+        for tab in ("Diagrams", "Timeline", "Compare"):
+            self._render(tab)
+        self._dirty.clear()
+
+    def _render_tab(self) -> None:
+        index = self.tabs.selected_index
+        tab = _TABS[index] if index is not None else "Cluster"
+        if tab in self._dirty:
+            self._render(tab)
+            self._dirty.discard(tab)
+
+    def _render(self, tab: str) -> None:
+        if tab == "Diagrams":
+            self.group_diagram.value = _svg(self.dots["group"])
+            self.member_diagram.value = _svg(self.dots["member"]) if "member" in self.dots \
+                else "<i>no consumer yet: add one</i>"
+            self.context_diagram.value = _svg(self.dots["context"])
+        elif tab == "Timeline":
+            self.timeline.value = self._timeline_svg() if self.show_timeline else \
+                "<i>the timeline is off for this panel</i>"
+        elif tab == "Compare":
+            self._render_compare()
 
     def _member_table_html(self) -> str:
         now = self.cluster.scheduler.now
@@ -500,12 +738,46 @@ class ControlPanel:
                 f'<td class="ck-status">{process}</td></tr>')
         return head + "".join(rows) + "</tbody></table>"
 
-    def _timeline_svg(self) -> str:
-        now = self.cluster.scheduler.now
+    def _timeline_svg(self, cluster: Cluster | None = None, title: str | None = None) -> str:
+        c = cluster or self.cluster
+        now = c.scheduler.now
         start = None if self.timeline_window_ms is None else max(0, now - self.timeline_window_ms)
-        fig = swimlanes(self.cluster.trace, groups=(self.group_id,), start_ms=start, end_ms=now)
+        fig = swimlanes(c.trace, groups=(self.group_id,), start_ms=start, end_ms=now,
+                        title=title)
         svg = figure_svg(fig)
-        return _fit(svg[svg.find("<svg"):])
+        return svg[svg.find("<svg"):]
+
+    def _render_compare(self) -> None:
+        other = self.compare_select.value
+        rec = self.recording
+        if other in (None, "-") or other not in rec.branches:
+            self.compare.value = ("<i>one branch only: press <b>Fork here</b> (or act at an "
+                                  "earlier time) to make another, then pick it here</i>")
+            return
+        now = self.cluster.scheduler.now
+        b = rec.branches[other]
+        at = min(now, b.frontier.time)
+        twin = rec.cluster_at(other, at)
+        self.compare.value = compare_html(self.cluster, rec.branch.name, twin, other,
+                                          self.group_id) + \
+            self._timeline_svg(title=f"branch {rec.branch.name}") + \
+            self._timeline_svg(twin, title=f"branch {other}")
+
+    def _refresh_questions(self) -> None:
+        qs = questions_for(self.cluster, self.group_id)
+        self._questions = {q.key: q for q in qs}
+        options = [(q.text, q.key) for q in qs]
+        if list(self.question_select.options) != options:
+            keep = self.question_select.value
+            self.question_select.options = options
+            keys = [k for _t, k in options]
+            self.question_select.value = keep if keep in keys else (keys[0] if keys else None)
+
+    def _show_question(self) -> None:
+        q = self._questions.get(self.question_select.value)
+        self.question_form.value = "" if q is None else \
+            f"<span style='font-size:12px;color:#555'>Answer with {html.escape(q.form)}.</span>"
+        self.feedback.value = ""
 
     # -- display --------------------------------------------------------------------------------
 
@@ -517,3 +789,46 @@ class ControlPanel:
     def __repr__(self) -> str:
         return (f"ControlPanel({len(self.cluster.consumers)} consumers, group "
                 f"{self.group_id!r}, t={self.cluster.scheduler.now} ms)")
+
+
+def _event_text(e: Any) -> str:
+    text = e.message or f"{e.kind} {e.fields}"
+    return f"{e.ts:,} ms, {e.source}: {text}"
+
+
+def compare_html(a: Cluster, a_name: str, b: Cluster, b_name: str, group_id: str) -> str:
+    """Two branches at the same instant, side by side: the group and each consumer, cells that
+    differ highlighted."""
+    def group_cells(c: Cluster) -> list[str]:
+        g = c.group(group_id)
+        return [f"{g['state']}", f"generation {g['generation']}", _members(len(g["members"]))]
+
+    def consumer_cells(c: Cluster, name: str) -> list[str]:
+        if name not in c.consumers:
+            return ["-", "", ""]
+        d = c.consumers[name].describe()
+        process = "crashed" if c.consumers[name].crashed else "paused" if d["paused"] else \
+            "running" if d["alive"] else "stopped"
+        return [f"{d['state']} ({process})", f"generation {d['generation']}",
+                ", ".join(p.rsplit("-", 1)[1] for p in d["assignment"]) or "-"]
+
+    rows = [("group " + group_id, group_cells(a), group_cells(b))]
+    for name in dict.fromkeys([*a.consumers, *b.consumers]):
+        rows.append((name, consumer_cells(a, name), consumer_cells(b, name)))
+    out = ['<table style="border-collapse:collapse;font-size:13px;margin:4px 0">',
+           f'<tr><th style="text-align:left;padding:2px 8px">at {a.scheduler.now:,} ms</th>'
+           f'<th colspan="3" style="text-align:left;padding:2px 8px">branch '
+           f"{html.escape(a_name)}</th><th colspan='3' style='text-align:left;padding:2px 8px'>"
+           f"branch {html.escape(b_name)}</th></tr>"]
+    for label, left, right in rows:
+        cells = []
+        for x, y in ((left, right), (right, left)):
+            for i, value in enumerate(x):
+                diff = value != y[i]
+                style = "padding:2px 8px;" + ("background:#fff3e0;font-weight:bold" if diff
+                                               else "")
+                cells.append(f'<td style="{style}">{html.escape(value)}</td>')
+        out.append(f'<tr data-row="{html.escape(label)}"><td style="padding:2px 8px">'
+                   f"<b>{html.escape(label)}</b></td>{''.join(cells)}</tr>")
+    out.append("</table>")
+    return "".join(out)
