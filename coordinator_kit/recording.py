@@ -53,7 +53,7 @@ from .errors import Errors
 from .trace import TraceEvent
 
 __all__ = ["Recording", "Position", "Action", "Branch", "ActionSpec", "ACTIONS",
-           "ReplayDiverged", "important", "IMPORTANT_KINDS", "RECORDING_FORMAT"]
+           "ReplayDiverged", "CheckpointError", "important", "IMPORTANT_KINDS", "RECORDING_FORMAT"]
 
 RECORDING_FORMAT = "coordinator_kit.recording/1"
 
@@ -293,6 +293,10 @@ class _Pickler(cloudpickle.Pickler):
         return super().reducer_override(obj)
 
 
+class CheckpointError(RuntimeError):
+    """The cluster holds something that cannot be copied into a checkpoint."""
+
+
 def _snapshot(cluster: Cluster) -> bytes:
     _CONSTANTS.refresh()
     buf = io.BytesIO()
@@ -301,6 +305,12 @@ def _snapshot(cluster: Cluster) -> bytes:
     trace.events = _EventsMark(len(events))  # type: ignore[assignment]
     try:
         _Pickler(buf, cluster).dump(cluster.__dict__)
+    except (TypeError, pickle.PicklingError, AttributeError) as exc:
+        raise CheckpointError(
+            f"cannot checkpoint this cluster ({exc}): something attached to it cannot be "
+            "copied, typically a callback given to Consumer.on_state_change or "
+            "Trace.subscribe that holds an open file, a socket, a lock or a widget. Attach such "
+            "callbacks after recording, or make them keep only plain data") from exc
     finally:
         trace.events = events
     return buf.getvalue()

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coordinator_kit.cluster import Cluster
-from coordinator_kit.recording import (ACTIONS, Position, Recording, ReplayDiverged, important)
+from coordinator_kit.recording import (ACTIONS, CheckpointError, Position, Recording,
+                                       ReplayDiverged, important)
 from coordinator_kit.scenarios import SCENARIOS, run_scenario
 from faults import ACTIONS as FAULTS
 from faults import apply_fault
@@ -315,3 +316,14 @@ def test_python_logging_is_not_repeated_by_a_replay(caplog):
 
 def test_positions_name_moves_and_time():
     assert str(Position(1234, 56_789)) == "move 1,234 at 56,789 ms"
+
+
+def test_a_cluster_holding_what_cannot_be_copied_is_refused_by_name():
+    import socket
+
+    cluster = run_scenario("second-joins")
+    with socket.socket() as sock:
+        cluster.consumer("consumer-1").on_state_change(lambda *_a: sock.send(b"x"))
+        with pytest.raises(CheckpointError, match=r"cannot pickle 'socket' object.*"
+                                                   r"Consumer.on_state_change"):
+            Recording(cluster)

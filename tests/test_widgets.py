@@ -367,8 +367,13 @@ def test_an_empty_cluster_panel():
 
 
 def test_bad_construction_is_refused():
-    with pytest.raises(ValueError, match="log_lines must be at least 1, got 0"):
+    with pytest.raises(ValueError, match="log_lines must be a whole number at least 1, got 0"):
         ControlPanel(new_cluster(0), log_lines=0)
+    with pytest.raises(ValueError, match="got '5'"):
+        ControlPanel(new_cluster(0), log_lines="5")
+    with pytest.raises(TypeError, match="ControlPanel needs a Cluster or a Recording, got "
+                                        "NoneType"):
+        ControlPanel(None)
 
 
 def test_diagrams_and_timeline_render_as_svg():

@@ -181,8 +181,8 @@ class ControlPanel:
     def __init__(self, source: Cluster | Recording, *, group_id: str | None = None,
                  log_lines: int = 20, timeline: bool = True,
                  timeline_window_ms: int | None = None) -> None:
-        if log_lines < 1:
-            raise ValueError(f"log_lines must be at least 1, got {log_lines}")
+        if isinstance(log_lines, bool) or not isinstance(log_lines, int) or log_lines < 1:
+            raise ValueError(f"log_lines must be a whole number at least 1, got {log_lines!r}")
         if isinstance(source, Recording):
             self.recording = source
         elif isinstance(source, Cluster):
