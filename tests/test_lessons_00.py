@@ -65,6 +65,9 @@ def test_the_try_it_walk_reads_as_the_notebook_says():
     assert _session_left(c, "consumer-1") == 6_007   # runs down: nothing re-arms it
     assert _session_left(c, "consumer-2") > 9_000    # its heartbeats refill it
 
+    # "More to try": the Predict tab asks when the crashed member is removed
+    assert panel.ask("expel:consumer-1") is not None
+    assert panel.check(19_007).status == "correct" and c.scheduler.now == 13_000
     panel.next_button.click()   # the expiry: 10 s after the last heartbeat reached broker 0
     assert c.scheduler.now == 19_007 and "has failed" in panel.message.value
     panel.next_button.click()
