@@ -22,6 +22,7 @@ from coordinator_kit.errors import Errors
 from coordinator_kit.lessons import classroom as cr
 from coordinator_kit.teaching import student as st
 from coordinator_kit.topic import TopicPartition
+from coordinator_kit.viz import ControlPanel
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDENT = ROOT / "notebooks" / "06_classroom_exercises.ipynb"
@@ -422,8 +423,11 @@ def test_notebook_shape(path):
     assert "## Try it" in markdown and "## Exercises" in markdown
     assert markdown.index("## Try it") < markdown.index("## Exercises")
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    panel = [c for c in code if "ControlPanel(" in c]
-    assert panel and all(c.startswith("# NBVAL_IGNORE_OUTPUT") for c in panel)
+    panel = [i for i, c in enumerate(code) if "panel = ControlPanel(" in c]
+    assert len(panel) == 1, "one Try it panel"
+    # The Try it panel is still fresh after Run All: no cell below it drives it (a demonstration
+    # makes its moves on a recording of its own).
+    assert not any(re.search(r"\bpanel\.", c) for c in code[panel[0] + 1:])
     assert not any(c.lstrip().startswith(("def ", "class ")) or "\ndef " in c for c in code), \
         "logic belongs in coordinator_kit.lessons, not in the notebook"
     for c in cells:
@@ -435,3 +439,33 @@ def test_notebook_shape(path):
 def test_classroom_exports_what_it_names():
     missing = [n for n in cr.__all__ if not hasattr(cr, n)]
     assert not missing and len(set(cr.__all__)) == len(cr.__all__)
+
+
+def test_the_try_it_walk_reads_as_the_notebook_says():
+    """The Try it prose: a 10 s pause of consumer-1 at 20 s; Next event stops at its removal
+    (GroupMetadataManager's session timer, 10 s after its last heartbeat reached the
+    coordinator), then at the end of the pause; it rejoins and the group reaches generation 3.
+    Going back before the pause and pausing again forks a branch."""
+    panel = ControlPanel(cr.limited_cluster(session_timeout_ms=10_000, heartbeat_interval_ms=3_000))
+    c = panel.cluster
+    panel.pause_ms.value = 10_000
+    panel.pause_button.click()
+    panel.next_button.click()
+    assert c.scheduler.now == 28_103 and "has failed" in panel.message.value
+    panel.next_button.click()
+    assert c.scheduler.now == 30_000
+    for _ in range(10):
+        if "Stabilized group group-1 generation 3" in panel.message.value:
+            break
+        panel.next_button.click()
+    assert "Stabilized group group-1 generation 3" in panel.message.value
+    for _ in range(20):
+        if panel.recording.position.move <= 1:
+            break
+        panel.previous_button.click()
+    panel.back_button.click()
+    assert (panel.recording.position.move, c.scheduler.now) == (0, 20_000)
+    panel.consumer_select.value = "consumer-2"
+    panel.pause_button.click()
+    assert panel.recording.branch.name == "branch 2" and "main" in panel.recording.branches
+    assert panel.last_error is None
