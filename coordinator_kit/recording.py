@@ -617,7 +617,8 @@ class Recording:
         now (None, and no move, when there is none)."""
         n = len(self.cluster.trace.events)
         here = self.position
-        for e in reversed(self.cluster.trace.events[:n]):
+        first = self.branch.checkpoints[0].trace_len  # what happened before the start is not
+        for e in reversed(self.cluster.trace.events[first:n]):  # reachable
             if not predicate(e):
                 continue
             if self._last_event_seek == (e.seq, here):
@@ -702,6 +703,11 @@ class Recording:
         if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq < len(events):
             raise ValueError(f"no trace event #{seq!r} on branch {self.branch.name!r} (it has "
                              f"{len(events):,} so far)")
+        first = self.branch.checkpoints[0].trace_len
+        if seq < first:
+            raise ValueError(f"trace event #{seq} happened before the recording started (its "
+                             f"first event is #{first}): a recording can only go back to its "
+                             "start")
         cur = self._cursor
         target = events[seq]
         if len(cur.cluster.trace.events) > seq or cur.position.time > target.ts:

@@ -792,7 +792,17 @@ class ControlPanel:
 
 
 def _event_text(e: Any) -> str:
-    text = e.message or f"{e.kind} {e.fields}"
+    """An event as the message line names it: its Kafka log line, or (for the events Kafka
+    does not log, such as a member's state change) its kind and fields in words."""
+    if e.message:
+        text = e.message
+    elif e.kind == "member_state":
+        f = e.fields
+        text = f"{f.get('client')} {f.get('old')} -> {f.get('new')} (generation " \
+            f"{f.get('generation')})"
+    else:
+        fields = ", ".join(f"{k}={v}" for k, v in e.fields.items())
+        text = f"{e.kind.replace('_', ' ')}" + (f" ({fields})" if fields else "")
     return f"{e.ts:,} ms, {e.source}: {text}"
 
 

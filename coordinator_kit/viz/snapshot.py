@@ -372,7 +372,7 @@ def _session_bar(timer: Any, group_id: str, member_id: str, total: int, now: int
         return None
     remaining, fired = left
     return TimerBar("session.timeout.ms", key, remaining, max(total, remaining), "coordinator",
-                    note="expired: removal queued" if fired else "")
+                    note="removal queued" if fired else "")
 
 
 def _client_of(cluster: Cluster, member_id: str) -> str:
