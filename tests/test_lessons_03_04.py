@@ -610,6 +610,12 @@ def test_notebook_shape(path):
             assert out["output_type"] != "error", "".join(c["source"])
             assert out.get("name") != "stderr", "".join(c["source"])
     assert "widgets" not in nb["metadata"], "save notebooks without widget state"
+    # The Try-it panel is still as the prose describes it after Run All: no cell below it
+    # drives the panel or the cluster it shows (demonstrations use runs of their own).
+    at = next(i for i, c in enumerate(code) if "ControlPanel(" in c)
+    source = re.search(r"ControlPanel\((\w+)", code[at]).group(1)
+    for later in code[at + 1:]:
+        assert not re.search(rf"(?<![.\w])(panel|{source})\b", later), later
 
 
 @pytest.mark.parametrize("module", [rl, of], ids=["runtime_lifecycle", "offsets_failover"])

@@ -11,6 +11,10 @@ virtual clock). This module holds the views its cells print and the exercise che
 * what the coordinator serves (an OffsetFetch at the committed offset, DescribeGroups) and what
   each consumer was told is committed, side by side, so "nothing acknowledged was lost" is
   something a cell shows rather than claims.
+* where a group is served from, in Kafka's terms (`group_status`): loaded on the partition's
+  leader, loading, or not loaded anywhere (a FAILED context), the error its requests get then,
+  and what brings it back;
+* the run's timeline as a picture that renders in an untrusted notebook (`group_timeline`).
 
 Exercise answers start as `...`; a check then says "not answered yet" without raising.
 """
@@ -42,7 +46,7 @@ __all__ = [
     "coordinator_state", "compare_states", "offsets_table", "wait_for_load",
     "stall_followers", "resume_followers", "count_record_types",
     "ServedState", "GroupStatus", "group_status", "SvgImage", "group_timeline",
-    "exercise_2_cluster", "exercise_3_outcome",
+    "exercise_2_cluster", "exercise_3_run", "exercise_3_outcome",
     "check_exercise_1", "check_exercise_2", "check_exercise_3",
 ]
 
@@ -538,10 +542,11 @@ EXERCISE_3_OFFSET = 4242
 EXERCISE_3_STALL_MS = 6_000
 
 
-def exercise_3_outcome() -> tuple[Errors | None, bool]:
-    """A commit reaches a coordinator whose followers have stopped fetching; they resume
-    EXERCISE_3_STALL_MS later. Returns the error in the commit's response and whether the
-    coordinator serves the committed offset afterwards."""
+def exercise_3_run() -> tuple[Cluster, Any]:
+    """The run behind exercise 3: a tool commits EXERCISE_3_OFFSET for `orders-0` in group
+    "audit" at 100 ms, while the followers of the group's partition have stopped fetching; they
+    resume EXERCISE_3_STALL_MS later. Returns the cluster 100 ms after that and the commit's
+    future (its result is the OffsetCommit response)."""
     cluster = group_cluster(consumers=0, run_ms=100)
     tp = cluster.partition_of(EXERCISE_3_GROUP)
     coordinator = cluster.brokers[cluster.partitions[tp].leader_id].service
@@ -551,6 +556,14 @@ def exercise_3_outcome() -> tuple[Errors | None, bool]:
     cluster.run_for(EXERCISE_3_STALL_MS)
     resume_followers(cluster, EXERCISE_3_GROUP)
     cluster.run_for(100)
+    return cluster, response
+
+
+def exercise_3_outcome() -> tuple[Errors | None, bool]:
+    """A commit reaches a coordinator whose followers have stopped fetching; they resume
+    EXERCISE_3_STALL_MS later. Returns the error in the commit's response and whether the
+    coordinator serves the committed offset afterwards."""
+    cluster, response = exercise_3_run()
     result = response.result()
     errors = {e for e in result.errors.values()} | {result.error}
     errors.discard(Errors.NONE)

@@ -6,11 +6,14 @@ everything here is tested (tests/test_lessons_03_04.py):
 
 * small views that print the same text on every run: a context in one line, the partition's
   log end / high watermark / ISR, a table of steps (as in Kafka's
-  `CoordinatorRuntimeTest.testScheduleWriteOp`), the
-  records in the log, the context diagram with the state the context is in;
+  `CoordinatorRuntimeTest.testScheduleWriteOp`), the records in the log, the context diagram
+  with the state the context is in and its moves numbered;
 * a log cursor that prints the Kafka log lines written since the previous cell;
 * the seeded runs behind the lesson's surprises (a reload with an uncommitted tail, loads
   queued in the single-threaded loader, a batch whose append fails);
+* what a coordinator does once the followers of its partition stop fetching, worked out from
+  the configs (`stall_timeline`: parked writes, `offsets.commit.timeout.ms`, the ISR checks of
+  `replica.lag.time.max.ms`) and set next to the run's own trace;
 * a widely shared walkthrough's wording next to what Kafka's code does
   (docs/kafka-code-vs-common-descriptions.md);
 * the exercise checks. An unanswered exercise holds `...` (Ellipsis): its check says "not
