@@ -513,12 +513,17 @@ def test_group_status_says_where_a_group_is_served_and_why_not():
     assert "group-1 is not loaded on any broker" in text and "None" not in text
     assert "gets NOT_COORDINATOR" in text and "higher leader epoch" in text
     assert "Discovered group coordinator localhost:9092" in "\n".join(cluster.log_lines())
+    assert failed.short() == ("group-1: not loaded (context FAILED on broker 0, requests get "
+                              "NOT_COORDINATOR)")
+    assert ok.short() == "group-1: Stable (generation 1, 2 members)"
     slow = cluster.partition_of("group-1")
     cluster.brokers[1].runtime.loader.slow_next_load(slow, 500)
     cluster.move_coordinator("group-1", to_broker=1)
     cluster.run_for(100)
     loading = of.group_status(cluster, "group-1")
     assert (loading.context, loading.error) == ("LOADING", Errors.COORDINATOR_LOAD_IN_PROGRESS)
+    assert loading.short() == ("group-1: loading (context LOADING on broker 1, requests get "
+                               "COORDINATOR_LOAD_IN_PROGRESS)")
     cluster.run_for(3_000)
     back = of.group_status(cluster, "group-1")
     assert back.loaded and back.broker == 1 and back.group["generation"] == 1

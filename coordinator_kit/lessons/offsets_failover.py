@@ -271,6 +271,19 @@ class GroupStatus:
     def loaded(self) -> bool:
         return self.context == CoordinatorState.ACTIVE.name
 
+    def short(self) -> str:
+        """One line, for a status bar: the group's state when it is served, otherwise why
+        not and what its requests get."""
+        if self.loaded:
+            g = self.group or {}
+            n = len(g.get("members", []))
+            return (f"{self.group_id}: {g.get('state')} (generation {g.get('generation')}, "
+                    f"{n} member{'s' if n != 1 else ''})")
+        what = "loading" if self.context == CoordinatorState.LOADING.name else "not loaded"
+        error = self.error.name if self.error else "NONE"
+        return (f"{self.group_id}: {what} (context {self.context} on broker {self.broker}, "
+                f"requests get {error})")
+
     def __str__(self) -> str:
         import textwrap
 
