@@ -10,6 +10,7 @@ mistake, and report an unanswered exercise (`...`) without raising.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -147,17 +148,132 @@ def test_log_cursor_prints_only_what_is_new(capsys):
     assert cursor.lines() == []
 
 
-def test_context_diagram_shows_the_state_and_the_edge_just_taken():
+def _numbered(dot: str) -> list[tuple[int, str, str]]:
+    """The numbered path of a live diagram: (number, source, target), in order."""
+    out = []
+    for a, b, label in re.findall(r'^  "([^"]+)" -> "([^"]+)" \[label="([^"]*)", color=', dot,
+                                  flags=re.M):
+        first = label.split("\\n")[0]
+        if re.fullmatch(r"\d+(, \d+)*", first):
+            out += [(int(n), a, b) for n in first.split(", ")]
+    return sorted(out)
+
+
+def test_context_diagram_numbers_the_contexts_moves():
+    """CoordinatorState.canTransitionFrom: the diagram numbers the moves the context made
+    (INITIAL -> LOADING -> ACTIVE, then ACTIVE -> CLOSED on the unload), since `since_ms`."""
     sb = rl.loaded_sandbox()
     assert rl.last_transition(sb.trace, 0) == (CoordinatorState.LOADING, CoordinatorState.ACTIVE)
     dot = rl.context_diagram(sb, 0).source
     assert '"ACTIVE" [style="filled,bold"' in dot
-    assert '"LOADING" -> "ACTIVE" [label="loader finished", color=' in dot
+    assert _numbered(dot) == [(1, "INITIAL", "LOADING"), (2, "LOADING", "ACTIVE")]
+    moved_at = sb.scheduler.now
     sb.move_leader(0, to_broker=1)
     sb.run_for(10)
     gone = rl.context_diagram(sb, 0).source  # unloaded: shown in the state it left in
     assert '"CLOSED" [style="filled,bold"' in gone and "broker 0, __consumer_offsets-0: CLOSED" \
         in gone
+    assert _numbered(gone)[-1] == (3, "ACTIVE", "CLOSED")
+    assert _numbered(rl.context_diagram(sb, 0, since_ms=moved_at).source) == \
+        [(1, "ACTIVE", "CLOSED")]
+    assert _numbered(rl.context_diagram(sb, 1).source) == \
+        [(1, "INITIAL", "LOADING"), (2, "LOADING", "ACTIVE")]
+
+
+def test_context_diagram_of_a_retried_load_numbers_failed_loading_active():
+    """scheduleLoadOperation: a FAILED context loads again only at a higher epoch."""
+    sb = RuntimeSandbox(brokers=3, seed=0)
+    sb.leader().loader.fail_next_load(sb.tp())
+    sb.start()
+    sb.run_for(10)
+    assert _numbered(rl.context_diagram(sb).source) == \
+        [(1, "INITIAL", "LOADING"), (2, "LOADING", "FAILED")]
+    retry_at = sb.scheduler.now
+    sb.leader().schedule_load_operation(sb.tp(), sb.partition().elect_leader(0))
+    sb.run_for(10)
+    assert _numbered(rl.context_diagram(sb, since_ms=retry_at).source) == \
+        [(1, "FAILED", "LOADING"), (2, "LOADING", "ACTIVE")]
+
+
+def test_isr_checks_match_the_leaders_shrink():
+    """ReplicaManager runs Partition.maybeShrinkIsr every replica.lag.time.max.ms / 2 from the
+    broker's start; Replica.isCaughtUp: out when more than replica.lag.time.max.ms passed since
+    lastCaughtUpTimeMs. A follower last caught up at 12 ms is still in sync at 30,000 ms
+    (29,988 ms), out at 45,000 ms."""
+    sb = rl.loaded_sandbox()
+    sb.put("a", "1")
+    sb.run_for(10)
+    p = sb.partition()
+    with pytest.raises(ValueError, match="still fetches"):
+        rl.isr_checks(p, [2], sb.scheduler.now)
+    p.stall_replica(2)
+    sb.put("b", "2")
+    checks = rl.isr_checks(p, [2], behind_from_ms=sb.scheduler.now)
+    assert [(c.at_ms, dict(c.behind_ms), c.dropped) for c in checks] == \
+        [(15_000, {2: 14_988}, ()), (30_000, {2: 29_988}, ()), (45_000, {2: 44_988}, (2,))]
+    assert str(checks[1]) == ("ISR check at 30,000 ms: broker 2 last caught up 29,988 ms ago "
+                              "(<= 30,000: stays in the ISR)")
+    sb.run_until(lambda: p.isr == [0, 1])
+    assert sb.scheduler.now == checks[-1].at_ms
+    with pytest.raises(ValueError, match="not a follower"):
+        rl.isr_checks(p, [0], 0)
+
+
+def _stalled(cluster, group_id="group-1"):
+    tp = cluster.partition_of(group_id)
+    p = cluster.partitions[tp]
+    for b in p.replicas:
+        if b != p.leader_id:
+            cluster.stall_replica(tp.partition, b)
+    return rl.stall_timeline(cluster, group_id)
+
+
+def test_stall_timeline_forecasts_the_try_it_panel_run():
+    """The Try-it run of notebook 03 ("second-joins", both followers of __consumer_offsets-2
+    stalled at 20 s). CoordinatorRuntime.CoordinatorWriteEvent.run arms an OperationTimeout of
+    offsets.commit.timeout.ms once the write is parked; GroupCoordinatorService.heartbeat is a
+    write too; handleOperationException answers REQUEST_TIMED_OUT as COORDINATOR_NOT_AVAILABLE;
+    ReplicaManager's isr-expiration (every 15 s) drops the followers 40 s after they were last
+    caught up."""
+    from coordinator_kit.scenarios import run_scenario
+
+    cluster = run_scenario("second-joins")
+    timeline = _stalled(cluster)
+    assert (timeline.stalled_at, timeline.leader, timeline.followers) == (20_000, 2, (0, 1))
+    assert timeline.at("offset_committed") == 22_201
+    assert timeline.at("internal_scheduled") == 27_201
+    assert timeline.at("offset_commit_failed") == 27_202
+    assert timeline.at("heartbeat_failed_coordinator") == 29_104
+    assert [c.at_ms for c in timeline.checks] == [30_000, 45_000, 60_000]
+    assert timeline.shrink_at == timeline.at("isr_shrink") == 60_000
+    assert "27,202" in repr(timeline) and "60,000" in repr(timeline)
+    cluster.run_for(timeline.shrink_at + 1 - cluster.scheduler.now)
+    seen = timeline.seen(cluster.trace)
+    assert seen.column("forecast (ms)") == seen.column("seen in the run (ms)")
+    p = cluster.partitions[cluster.partition_of("group-1")]
+    assert p.isr == [2] and p.high_watermark == p.log_end_offset
+    shrinks = [e for e in cluster.trace.events if e.kind == "isr_shrink"]
+    assert [e.ts for e in shrinks] == [60_000]
+
+
+def test_stall_timeline_holds_at_another_moment_and_leader():
+    """The same forecast after a failover (another leader, other phases of the timers)."""
+    cluster = of.group_cluster(consumers=2, run_ms=20_000)
+    cluster.move_coordinator("group-1", to_broker=0)
+    cluster.run_for(13_333)
+    timeline = _stalled(cluster)
+    assert timeline.leader == 0
+    cluster.run_for(timeline.shrink_at + 1 - cluster.scheduler.now)
+    seen = timeline.seen(cluster.trace)
+    assert len(seen) == 6
+    assert seen.column("forecast (ms)") == seen.column("seen in the run (ms)")
+
+
+def test_stall_timeline_refuses_followers_that_still_fetch():
+    cluster = of.group_cluster(consumers=1, run_ms=10_000)
+    cluster.stall_replica(2, 0)
+    with pytest.raises(ValueError, match=r"broker\(s\) \[1\] still fetch"):
+        rl.stall_timeline(cluster)
 
 
 def test_text_table_refuses_a_row_of_the_wrong_width():
@@ -379,6 +495,53 @@ def test_a_parked_commit_is_lost_only_unacknowledged():
     assert cluster.monitor.violations == []
 
 
+def test_group_status_says_where_a_group_is_served_and_why_not():
+    """CoordinatorRuntime.withActiveContextOrThrow: a FAILED context answers NOT_COORDINATOR and
+    stays FAILED until a load with a higher epoch (scheduleLoadOperation); FindCoordinator still
+    names the partition's leader; a LOADING one answers COORDINATOR_LOAD_IN_PROGRESS."""
+    cluster = of.group_cluster(consumers=2, run_ms=10_000)
+    ok = of.group_status(cluster, "group-1")
+    assert ok.loaded and ok.group["state"] == "Stable" and ok.error is None
+    assert str(ok).startswith("group-1: Stable, generation 1, 2 members; served by broker 2")
+    cluster.fail_next_load(2, broker=0)
+    cluster.move_coordinator("group-1", to_broker=0)
+    cluster.run_for(3_000)
+    failed = of.group_status(cluster, "group-1")
+    assert (failed.broker, failed.context, failed.error) == (0, "FAILED", Errors.NOT_COORDINATOR)
+    assert failed.failure == "KafkaStorageException" and not failed.loaded
+    text = " ".join(str(failed).split())
+    assert "group-1 is not loaded on any broker" in text and "None" not in text
+    assert "gets NOT_COORDINATOR" in text and "higher leader epoch" in text
+    assert "Discovered group coordinator localhost:9092" in "\n".join(cluster.log_lines())
+    assert failed.short() == ("group-1: not loaded (context FAILED on broker 0, requests get "
+                              "NOT_COORDINATOR)")
+    assert ok.short() == "group-1: Stable (generation 1, 2 members)"
+    slow = cluster.partition_of("group-1")
+    cluster.brokers[1].runtime.loader.slow_next_load(slow, 500)
+    cluster.move_coordinator("group-1", to_broker=1)
+    cluster.run_for(100)
+    loading = of.group_status(cluster, "group-1")
+    assert (loading.context, loading.error) == ("LOADING", Errors.COORDINATOR_LOAD_IN_PROGRESS)
+    assert loading.short() == ("group-1: loading (context LOADING on broker 1, requests get "
+                               "COORDINATOR_LOAD_IN_PROGRESS)")
+    cluster.run_for(3_000)
+    back = of.group_status(cluster, "group-1")
+    assert back.loaded and back.broker == 1 and back.group["generation"] == 1
+    assert len(back.group["members"]) == 2
+
+
+def test_group_timeline_is_an_img_that_renders_untrusted():
+    cluster = of.group_cluster(consumers=2, run_ms=5_000)
+    picture = of.group_timeline(cluster, "group-1")
+    bundle = picture._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}
+    assert bundle["text/html"].startswith('<img src="data:image/svg+xml,')
+    assert bundle["text/plain"] == "<picture: group-1 and its members, 0 to 5,000 ms>"
+    assert of.group_timeline(cluster, "group-1").svg == picture.svg  # same run, same bytes
+    with pytest.raises(ValueError, match="<svg>"):
+        of.SvgImage("not svg", "x")
+
+
 def test_group_cluster_refuses_negative_sizes():
     with pytest.raises(ValueError, match="consumers >= 0"):
         of.group_cluster(consumers=-1)
@@ -452,6 +615,12 @@ def test_notebook_shape(path):
             assert out["output_type"] != "error", "".join(c["source"])
             assert out.get("name") != "stderr", "".join(c["source"])
     assert "widgets" not in nb["metadata"], "save notebooks without widget state"
+    # The Try-it panel is still as the prose describes it after Run All: no cell below it
+    # drives the panel or the cluster it shows (demonstrations use runs of their own).
+    at = next(i for i, c in enumerate(code) if "ControlPanel(" in c)
+    source = re.search(r"ControlPanel\((\w+)", code[at]).group(1)
+    for later in code[at + 1:]:
+        assert not re.search(rf"(?<![.\w])(panel|{source})\b", later), later
 
 
 @pytest.mark.parametrize("module", [rl, of], ids=["runtime_lifecycle", "offsets_failover"])

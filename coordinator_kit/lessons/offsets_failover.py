@@ -11,6 +11,10 @@ virtual clock). This module holds the views its cells print and the exercise che
 * what the coordinator serves (an OffsetFetch at the committed offset, DescribeGroups) and what
   each consumer was told is committed, side by side, so "nothing acknowledged was lost" is
   something a cell shows rather than claims.
+* where a group is served from, in Kafka's terms (`group_status`): loaded on the partition's
+  leader, loading, or not loaded anywhere (a FAILED context), the error its requests get then,
+  and what brings it back;
+* the run's timeline as a picture that renders in an untrusted notebook (`group_timeline`).
 
 Exercise answers start as `...`; a check then says "not answered yet" without raising.
 """
@@ -41,7 +45,8 @@ __all__ = [
     "group_cluster", "where_is", "records_table", "describe_record", "explain_record",
     "coordinator_state", "compare_states", "offsets_table", "wait_for_load",
     "stall_followers", "resume_followers", "count_record_types",
-    "ServedState", "exercise_2_cluster", "exercise_3_outcome",
+    "ServedState", "GroupStatus", "group_status", "SvgImage", "group_timeline",
+    "exercise_2_cluster", "exercise_3_run", "exercise_3_outcome",
     "check_exercise_1", "check_exercise_2", "check_exercise_3",
 ]
 
@@ -244,6 +249,162 @@ def coordinator_state(cluster: Cluster, group_id: str) -> ServedState:
     return ServedState(b, context, described.result(), offsets)
 
 
+@dataclass(frozen=True)
+class GroupStatus:
+    """Where a group is served from, in Kafka's terms: the broker that leads its
+    `__consumer_offsets` partition (what FindCoordinator answers), the state of that broker's
+    coordinator context for the partition, the group as it holds it when the context is
+    ACTIVE, and otherwise the error the group's requests get there and what brings the group
+    back."""
+
+    group_id: str
+    partition: str
+    broker: int
+    leader_epoch: int
+    context: str                      # CoordinatorState name, or "none"
+    context_epoch: int | None
+    group: Mapping[str, Any] | None   # DescribeGroups, when the context is ACTIVE
+    error: Errors | None              # what a request for the group gets, when not ACTIVE
+    failure: str | None = None        # the exception of the failed load, when FAILED
+
+    @property
+    def loaded(self) -> bool:
+        return self.context == CoordinatorState.ACTIVE.name
+
+    def short(self) -> str:
+        """One line, for a status bar: the group's state when it is served, otherwise why
+        not and what its requests get."""
+        if self.loaded:
+            g = self.group or {}
+            n = len(g.get("members", []))
+            return (f"{self.group_id}: {g.get('state')} (generation {g.get('generation')}, "
+                    f"{n} member{'s' if n != 1 else ''})")
+        what = "loading" if self.context == CoordinatorState.LOADING.name else "not loaded"
+        error = self.error.name if self.error else "NONE"
+        return (f"{self.group_id}: {what} (context {self.context} on broker {self.broker}, "
+                f"requests get {error})")
+
+    def __str__(self) -> str:
+        import textwrap
+
+        where = f"broker {self.broker} ({self.partition}, leader epoch {self.leader_epoch})"
+        if self.loaded:
+            g = self.group or {}
+            members = len(g.get("members", []))
+            if g.get("state") in (None, "Dead") and not members:
+                text = (f"{self.group_id}: not in the state of {where}, whose context is ACTIVE: "
+                        f"no member has joined it and no offset of it is committed there.")
+            else:
+                text = (f"{self.group_id}: {g.get('state')}, generation {g.get('generation')}, "
+                        f"{members} member{'s' if members != 1 else ''}; served by {where}, "
+                        f"context ACTIVE.")
+            return textwrap.fill(text, 96)
+        error = self.error.name if self.error else "NONE"
+        if self.context == CoordinatorState.FAILED.name:
+            cause = f" ({self.failure})" if self.failure else ""
+            text = (f"{self.group_id} is not loaded on any broker. {where.capitalize()} leads "
+                    f"the partition, so FindCoordinator names it, but its coordinator context "
+                    f"for the partition is FAILED: the load at epoch {self.context_epoch} "
+                    f"failed{cause}. Every request for the group (Heartbeat, OffsetCommit, "
+                    f"OffsetFetch, JoinGroup, DescribeGroups) gets {error}, and the clients "
+                    f"look the coordinator up again, only to be sent back to broker "
+                    f"{self.broker}. A context stays FAILED until a load with a higher leader "
+                    f"epoch: the group comes back when {self.partition} gets a new leader "
+                    f"(move the coordinator), which loads the group and its offsets from the "
+                    f"log.")
+        elif self.context == CoordinatorState.LOADING.name:
+            text = (f"{self.group_id} is loading on {where}: the loader is replaying the "
+                    f"partition's log. Requests get {error} and the clients retry the same "
+                    f"broker (a classic Heartbeat is answered NONE); the group is served once "
+                    f"the load completes.")
+        elif self.context == CoordinatorState.INITIAL.name:
+            text = (f"{self.group_id} is not loaded yet: {where} has just been made leader; "
+                    f"its context for the partition is INITIAL and its Load event waits in "
+                    f"the queue. Until the load starts, requests for the group get {error}.")
+        else:
+            state = "no coordinator context" if self.context == "none" else \
+                f"a context in state {self.context}"
+            text = (f"{self.group_id} is not loaded on any broker: {where} leads the partition "
+                    f"but has {state} for it. Requests for the group get {error}; the group "
+                    f"comes back when a broker loads the partition at a new leader epoch.")
+        return textwrap.fill(text, 96)
+
+    __repr__ = __str__
+
+
+def group_status(cluster: Cluster, group_id: str = "group-1") -> GroupStatus:
+    """The truth about where `group_id` is served, read from the cluster as it is now (see
+    `GroupStatus`). A broker's context answers a request with
+    `CoordinatorRuntime.withActiveContextOrThrow`: ACTIVE runs it, LOADING answers
+    COORDINATOR_LOAD_IN_PROGRESS, anything else (FAILED, CLOSED, no context) NOT_COORDINATOR."""
+    tp = cluster.partition_of(group_id)
+    p = cluster.partitions[tp]
+    b = p.leader_id
+    ctx = cluster.brokers[b].runtime.context(tp)
+    state = None if ctx is None else ctx.state
+    context = "none" if state is None else state.name
+    epoch = None if ctx is None else ctx.epoch
+    if state is CoordinatorState.ACTIVE:
+        served = coordinator_state(cluster, group_id)
+        return GroupStatus(group_id, str(tp), b, p.leader_epoch, context, epoch,
+                           dict(served.group), None)
+    error = Errors.COORDINATOR_LOAD_IN_PROGRESS if state is CoordinatorState.LOADING \
+        else Errors.NOT_COORDINATOR
+    failure = None
+    if state is CoordinatorState.FAILED:
+        source = f"broker-{b}"
+        for e in reversed(cluster.trace.events):
+            if e.kind == "load_failed" and e.source == source \
+                    and str(e.fields.get("tp")) == str(tp):
+                exc = str(e.fields.get("exception", ""))
+                failure = exc.split(":")[0].rsplit(".", 1)[-1] or None
+                break
+    return GroupStatus(group_id, str(tp), b, p.leader_epoch, context, epoch, None, error,
+                       failure)
+
+
+class SvgImage:
+    """An SVG picture for a notebook cell, stored as `text/html`: an `<img>` with the SVG as a
+    data URL, which JupyterLab shows in an untrusted notebook too (it shows `image/svg+xml`
+    only as text until the cells run), and its title as `text/plain`."""
+
+    def __init__(self, svg: str, title: str) -> None:
+        start = svg.find("<svg")
+        if start < 0:
+            raise ValueError("SvgImage needs SVG text containing an <svg> element")
+        self.svg = svg[start:]
+        self.title = title
+
+    def html(self) -> str:
+        import html
+        import urllib.parse
+
+        data = urllib.parse.quote(self.svg, safe=" /:=;,'()!*@$+?-_.~")
+        return (f'<img src="data:image/svg+xml,{data}" alt="{html.escape(self.title)}" '
+                f'title="{html.escape(self.title)}">')
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/html": self.html(), "text/plain": repr(self)}
+
+    def __repr__(self) -> str:
+        return f"<picture: {self.title}>"
+
+
+def group_timeline(cluster: Cluster, group_id: str = "group-1") -> SvgImage:
+    """The run so far as swimlanes (`coordinator_kit.viz.plots.swimlanes`): the group as each
+    coordinator held it on top, each member's state below, coordinator moves marked."""
+    import matplotlib.pyplot as plt
+
+    from ..viz.plots import figure_svg, swimlanes
+
+    fig = swimlanes(cluster.trace, groups=(group_id,))
+    try:
+        svg = figure_svg(fig)
+    finally:
+        plt.close(fig)
+    return SvgImage(svg, f"{group_id} and its members, 0 to {cluster.scheduler.now:,} ms")
+
+
 def compare_states(before: ServedState, after: ServedState) -> TextTable:
     """Field by field: what the old coordinator served and what the new one serves."""
     table = TextTable(["what", "before", "after", "same"])
@@ -394,10 +555,11 @@ EXERCISE_3_OFFSET = 4242
 EXERCISE_3_STALL_MS = 6_000
 
 
-def exercise_3_outcome() -> tuple[Errors | None, bool]:
-    """A commit reaches a coordinator whose followers have stopped fetching; they resume
-    EXERCISE_3_STALL_MS later. Returns the error in the commit's response and whether the
-    coordinator serves the committed offset afterwards."""
+def exercise_3_run() -> tuple[Cluster, Any]:
+    """The run behind exercise 3: a tool commits EXERCISE_3_OFFSET for `orders-0` in group
+    "audit" at 100 ms, while the followers of the group's partition have stopped fetching; they
+    resume EXERCISE_3_STALL_MS later. Returns the cluster 100 ms after that and the commit's
+    future (its result is the OffsetCommit response)."""
     cluster = group_cluster(consumers=0, run_ms=100)
     tp = cluster.partition_of(EXERCISE_3_GROUP)
     coordinator = cluster.brokers[cluster.partitions[tp].leader_id].service
@@ -407,6 +569,14 @@ def exercise_3_outcome() -> tuple[Errors | None, bool]:
     cluster.run_for(EXERCISE_3_STALL_MS)
     resume_followers(cluster, EXERCISE_3_GROUP)
     cluster.run_for(100)
+    return cluster, response
+
+
+def exercise_3_outcome() -> tuple[Errors | None, bool]:
+    """A commit reaches a coordinator whose followers have stopped fetching; they resume
+    EXERCISE_3_STALL_MS later. Returns the error in the commit's response and whether the
+    coordinator serves the committed offset afterwards."""
+    cluster, response = exercise_3_run()
     result = response.result()
     errors = {e for e in result.errors.values()} | {result.error}
     errors.discard(Errors.NONE)

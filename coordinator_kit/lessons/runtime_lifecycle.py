@@ -6,11 +6,14 @@ everything here is tested (tests/test_lessons_03_04.py):
 
 * small views that print the same text on every run: a context in one line, the partition's
   log end / high watermark / ISR, a table of steps (as in Kafka's
-  `CoordinatorRuntimeTest.testScheduleWriteOp`), the
-  records in the log, the context diagram with the state the context is in;
+  `CoordinatorRuntimeTest.testScheduleWriteOp`), the records in the log, the context diagram
+  with the state the context is in and its moves numbered;
 * a log cursor that prints the Kafka log lines written since the previous cell;
 * the seeded runs behind the lesson's surprises (a reload with an uncommitted tail, loads
   queued in the single-threaded loader, a batch whose append fails);
+* what a coordinator does once the followers of its partition stop fetching, worked out from
+  the configs (`stall_timeline`: parked writes, `offsets.commit.timeout.ms`, the ISR checks of
+  `replica.lag.time.max.ms`) and set next to the run's own trace;
 * a widely shared walkthrough's wording next to what Kafka's code does
   (docs/kafka-code-vs-common-descriptions.md);
 * the exercise checks. An unanswered exercise holds `...` (Ellipsis): its check says "not
@@ -24,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..cluster import Cluster
 from ..errors import Errors, KafkaError
 from ..runtime.future import CoordinatorFuture
 from ..runtime.kv import KV_SERDE, kv_record
@@ -43,7 +47,8 @@ __all__ = [
     "SeedClaim", "ClaimList", "SEED_000_DIFFERENCES", "seed_differences", "request_errors",
     "check_exercise_1", "check_exercise_2", "check_exercise_3", "check_exercise_4",
     "unanswered", "as_error", "hints", "exercise_2_snapshots", "exercise_3_outcome",
-    "exercise_4_queue_ms",
+    "exercise_4_queue_ms", "IsrCheck", "isr_checks", "Moment", "StallTimeline",
+    "stall_timeline",
 ]
 
 NOT_ANSWERED: Any = ...  # the placeholder an exercise cell starts with
@@ -223,24 +228,28 @@ def last_transition(trace: Trace, broker: int, partition: int = 0
     return None
 
 
-def context_diagram(sb: RuntimeSandbox, broker: int | None = None, partition: int = 0) -> Any:
+def context_diagram(sb: RuntimeSandbox, broker: int | None = None, partition: int = 0,
+                    since_ms: int | None = None) -> Any:
     """The live context diagram of one broker (the leader by default): the state it is in
-    filled, the transition that brought it there in colour (`coordinator_kit.viz.live`).
+    filled, and the transitions its context for the partition made since `since_ms` (all of
+    them by default) numbered 1, 2, 3... in order (`coordinator_kit.viz.live`).
 
     A context that was unloaded is gone from the runtime; the diagram then shows CLOSED, the
     state it left in.
     """
-    from ..viz.live import live_diagram
+    from ..viz.live import context_transitions, live_diagram
 
     b = sb.partition(partition).leader_id if broker is None else broker
     if b not in sb.runtimes:
         raise ValueError(f"no broker {b}; brokers are {sorted(sb.runtimes)}")
+    tp = sb.tp(partition)
     taken = last_transition(sb.trace, b, partition)
-    state = sb.runtimes[b].context_state(sb.tp(partition))
+    state = sb.runtimes[b].context_state(tp)
     if state is None and taken is not None:
         state = taken[1]
-    title = f"broker {b}, {sb.tp(partition)}: {state.name if state else 'no context'}"
-    return live_diagram(CONTEXT_STATES, state, taken, title)
+    title = f"broker {b}, {tp}: {state.name if state else 'no context'}"
+    return live_diagram(CONTEXT_STATES, state, title=title,
+                        moves=context_transitions(sb.trace, tp, b), since_ms=since_ms)
 
 
 class Steps:
@@ -388,6 +397,241 @@ def failed_batch(committed: int, batched: Sequence[str], linger_ms: int = 10
     futures = [write(sb, f"put({k})", {k: "new"}) for k in batched]
     sb.run_for(linger_ms + 10)
     return sb, futures
+
+
+# --------------------------------------------------------------------------------------------
+# A coordinator whose followers stall: what happens when, worked out from the configs
+
+
+@dataclass(frozen=True)
+class IsrCheck:
+    """One run of the leader's ISR check: how long each follower had been out of step
+    (now - its lastCaughtUpTimeMs), and which followers it dropped from the ISR."""
+
+    at_ms: int
+    behind_ms: Mapping[int, int]
+    dropped: tuple[int, ...]
+    lag_ms: int  # replica.lag.time.max.ms
+
+    def __str__(self) -> str:
+        parts = []
+        for b, behind in self.behind_ms.items():
+            verdict = (f"> {self.lag_ms:,}: out of the ISR" if b in self.dropped else
+                       f"<= {self.lag_ms:,}: stays in the ISR")
+            parts.append(f"broker {b} last caught up {behind:,} ms ago ({verdict})")
+        return f"ISR check at {self.at_ms:,} ms: " + "; ".join(parts)
+
+
+def isr_checks(partition: ReplicatedPartition, followers: Iterable[int], behind_from_ms: int,
+               start_ms: int = 0) -> list[IsrCheck]:
+    """The leader's ISR checks from now until every one of `followers` (stopped fetching,
+    their lastCaughtUpTimeMs known) is out of the ISR, their log ends falling behind the
+    leader's from `behind_from_ms` (the first append after they stopped).
+
+    Kafka's `ReplicaManager` runs `maybeShrinkIsr` every `replica.lag.time.max.ms / 2`
+    from the broker's start (`start_ms`; the kit's partitions start at 0).
+    `Partition.maybeShrinkIsr` drops a follower that is not caught up
+    (`Replica.isCaughtUp`: its log end is not the leader's and more than
+    `replica.lag.time.max.ms` passed since its lastCaughtUpTimeMs). So a follower leaves the
+    ISR between 30 and 45 s after it was last caught up with Kafka's default of 30 s.
+    """
+    lag = partition.replica_lag_time_max_ms
+    period = lag // 2
+    now = partition.scheduler.now
+    caught_up = {}
+    for b in followers:
+        r = partition.replicas.get(b)
+        if r is None or b == partition.leader_id:
+            raise ValueError(f"broker {b} is not a follower of {partition.tp}; its followers "
+                             f"are {[f for f in sorted(partition.replicas) if f != partition.leader_id]}")
+        if r.fetching:
+            raise ValueError(f"broker {b} still fetches {partition.tp}: a fetching follower "
+                             f"keeps catching up. Stall it first (stall_replica({b}))")
+        if b in partition.isr:
+            caught_up[b] = r.last_caught_up_ms
+    checks: list[IsrCheck] = []
+    at = start_ms + ((now - start_ms) // period + 1) * period
+    while caught_up:
+        behind = {b: at - t for b, t in sorted(caught_up.items())}
+        dropped = tuple(b for b, d in behind.items() if at >= behind_from_ms and d > lag)
+        checks.append(IsrCheck(at, behind, dropped, lag))
+        for b in dropped:
+            del caught_up[b]
+        at += period
+    return checks
+
+
+@dataclass(frozen=True)
+class Moment:
+    """Something a learner sees happen at `at_ms`, why it happens then (the config and the
+    Kafka code that decide it), and the trace event that shows it (`kind`, plus a text the
+    event's line contains), for checking the forecast against the run."""
+
+    at_ms: int
+    what: str
+    decided_by: str
+    kind: str | None = None
+    contains: str = ""
+    source: str | None = None
+    not_before: int | None = None
+
+
+@dataclass(frozen=True)
+class StallTimeline:
+    """What a group's coordinator does after every follower of its partition stopped fetching,
+    worked out from the configs and the state at that instant (`stall_timeline`)."""
+
+    group_id: str
+    partition: str
+    leader: int
+    followers: tuple[int, ...]
+    stalled_at: int
+    moments: tuple[Moment, ...]
+    checks: tuple[IsrCheck, ...]
+    request_timeout_ms: int
+    commit_timeout_ms: int
+
+    @property
+    def shrink_at(self) -> int:
+        """When the last follower leaves the ISR, and the high watermark moves again."""
+        return self.checks[-1].at_ms
+
+    def at(self, kind: str) -> int:
+        """The time of the first moment shown by trace events of `kind`."""
+        for m in self.moments:
+            if m.kind == kind:
+                return m.at_ms
+        raise KeyError(f"no moment of kind {kind!r}; kinds: "
+                       f"{[m.kind for m in self.moments if m.kind]}")
+
+    def table(self) -> TextTable:
+        t = TextTable(["t (ms)", "what happens", "decided by"],
+                      title=f"{self.group_id}: the followers {list(self.followers)} of "
+                            f"{self.partition} (leader broker {self.leader}) stop fetching at "
+                            f"{self.stalled_at:,} ms")
+        for m in self.moments:
+            t.add([f"{m.at_ms:,}", m.what, m.decided_by])
+        return t
+
+    def seen(self, trace: Trace) -> TextTable:
+        """Each forecast moment next to the first trace event that shows it, at or after the
+        stall (run the cluster past `shrink_at` first)."""
+        t = TextTable(["forecast (ms)", "seen in the run (ms)", "what happens"])
+        for m in self.moments:
+            if m.kind is None:
+                continue
+            start = max(self.stalled_at, m.not_before or 0)
+            ts = next((e.ts for e in trace.events
+                       if e.kind == m.kind and e.ts >= start
+                       and (m.source is None or e.source == m.source)
+                       and m.contains in (e.message or "")), None)
+            t.add([f"{m.at_ms:,}", "-" if ts is None else f"{ts:,}", m.what])
+        return t
+
+    def __repr__(self) -> str:
+        note = (f"The consumers' request.timeout.ms ({self.request_timeout_ms:,} ms) never "
+                f"runs out: the coordinator answers\nevery parked request after "
+                f"offsets.commit.timeout.ms ({self.commit_timeout_ms:,} ms). From "
+                f"{self.at('offset_commit_failed'):,} ms on, each\nauto-commit round and each "
+                f"heartbeat fails the same way until the ISR shrinks at {self.shrink_at:,} ms.")
+        return f"{self.table()}\n{note}"
+
+    __str__ = __repr__
+
+
+def _first_at_or_after(last: int, step: int, due: int) -> int:
+    """The first of last + k * step (k >= 1) at or after `due`."""
+    if due <= last + step:
+        return last + step
+    return last + -(-(due - last) // step) * step
+
+
+def stall_timeline(cluster: Cluster, group_id: str = "group-1") -> StallTimeline:
+    """When each thing happens once every follower of the group's `__consumer_offsets`
+    partition has stopped fetching (call it right after stalling them: the panel's **Stall
+    replica** on each follower, or `Cluster.stall_replica`).
+
+    Worked out from the configs and the state at this instant:
+
+    * the next auto-commit leaves at the first poll at or after its deadline
+      (`auto.commit.interval.ms`, `ConsumerCoordinator.maybeAutoCommitOffsetsAsync`) and is
+      written one network latency later; its records go to the leader's log and its response
+      is parked until the high watermark passes them (`CoordinatorRuntime`, deferred queue);
+    * a classic Heartbeat is a write too (`GroupCoordinatorService.heartbeat` schedules
+      `classic-group-heartbeat` with `offsets.commit.timeout.ms`): with records uncommitted
+      before it, its response is parked as well;
+    * a parked write times out `offsets.commit.timeout.ms` after it ran
+      (`CoordinatorWriteEvent.run` adds an `OperationTimeout`): REQUEST_TIMED_OUT, which
+      `handleOperationException` answers as COORDINATOR_NOT_AVAILABLE; its records stay;
+    * the followers leave the ISR at the first `isr_checks` check that finds them out of step
+      for more than `replica.lag.time.max.ms`; the high watermark then jumps to the log end.
+    """
+    tp = cluster.partition_of(group_id)
+    p = cluster.partitions[tp]
+    leader = p.leader_id
+    followers = tuple(b for b in p.replicas if b != leader)
+    fetching = [b for b in followers if p.replicas[b].fetching]
+    if fetching:
+        raise ValueError(f"broker(s) {fetching} still fetch {tp}: stall every follower of the "
+                         f"partition first (the panel's Stall replica on each, or "
+                         f"cluster.stall_replica({tp.partition}, broker))")
+    now = cluster.scheduler.now
+    latency = cluster.network.latency_ms
+    timeout = cluster.config.offsets_commit_timeout_ms
+    members = [c for c in cluster.consumers.values()
+               if c.config.group_id == group_id and c.running and not c.crashed
+               and c.coordinator == leader and c.owned]
+    if not members:
+        raise ValueError(f"no running consumer of {group_id!r} owns partitions and talks to "
+                         f"broker {leader}: nothing would be written")
+    caught_up = {b: p.replicas[b].last_caught_up_ms for b in followers}
+    names = ", ".join(sorted(c.name for c in members))
+    last = ", ".join(f"{t:,}" for t in sorted(set(caught_up.values())))
+    moments = [Moment(now, f"brokers {', '.join(map(str, followers))} stop fetching (last caught "
+                           f"up at {last})", "Replica.lastCaughtUpTimeMs")]
+    sent = min(_first_at_or_after(c.last_poll, c.processing_ms or 1,
+                                  max(c.next_auto_commit, now)) for c in members)
+    written = sent + latency
+    interval = members[0].config.auto_commit_interval_ms
+    moments.append(Moment(sent, f"{names} send their auto-commits",
+                          f"auto.commit.interval.ms {interval:,}"))
+    moments.append(Moment(written, f"broker {leader} writes them; answers wait for the HWM "
+                                   f"({p.high_watermark})",
+                          "CoordinatorRuntime, deferred queue", "offset_committed",
+                          source=f"broker-{leader}"))
+    hb_written = min(_first_at_or_after(c.last_heartbeat_sent,
+                                        c.config.heartbeat_interval_ms,
+                                        written - latency + 1) + latency for c in members)
+    moments.append(Moment(hb_written, "the next heartbeats, writes too, wait behind them",
+                          "classic-group-heartbeat is a write", "write_scheduled",
+                          "classic-group-heartbeat", f"broker-{leader}", not_before=written + 1))
+    moments.append(Moment(written + timeout, "the commits time out (REQUEST_TIMED_OUT); their "
+                                             "records stay",
+                          f"offsets.commit.timeout.ms {timeout:,}", "internal_scheduled",
+                          "OperationTimeout(name=CoordinatorWriteEvent(name=commit-offset)",
+                          f"broker-{leader}"))
+    moments.append(Moment(written + timeout + latency, "consumers: auto-commit failed, "
+                                                       "COORDINATOR_NOT_AVAILABLE",
+                          "handleOperationException", "offset_commit_failed"))
+    moments.append(Moment(hb_written + timeout + latency, "consumers: heartbeat failed, "
+                                                          "COORDINATOR_NOT_AVAILABLE",
+                          f"offsets.commit.timeout.ms {timeout:,}",
+                          "heartbeat_failed_coordinator"))
+    checks = isr_checks(p, followers, written)
+    lag = p.replica_lag_time_max_ms
+    for check in checks:
+        longest = max(check.behind_ms.values())
+        if check.dropped:
+            moments.append(Moment(check.at_ms, f"ISR check: behind {longest:,} ms > {lag:,}: "
+                                               f"ISR [{leader}], HWM to the log end",
+                                  "Partition.maybeShrinkIsr", "isr_shrink"))
+        else:
+            moments.append(Moment(check.at_ms, f"ISR check: behind {longest:,} ms <= {lag:,}: "
+                                               f"still in sync",
+                                  f"replica.lag.time.max.ms / 2 = {lag // 2:,}"))
+    moments.sort(key=lambda m: m.at_ms)
+    return StallTimeline(group_id, str(tp), leader, followers, now, tuple(moments),
+                         tuple(checks), members[0].config.request_timeout_ms, timeout)
 
 
 def request_errors() -> dict[str, Errors | None]:
