@@ -183,7 +183,7 @@ IMPORTANT_KINDS = frozenset({
     "generation_reset", "coordinator_lost", "heartbeat_failed_coordinator", "partitions_lost",
     "partitions_revoked", "partitions_assigned", "consumer_crashed", "consumer_paused",
     "consumer_failed", "offset_commit_failed", "leader_elected", "load_completed",
-    "load_failed", "static_member_replaced", "isr_shrunk", "isr_expanded", "request_dropped",
+    "load_failed", "static_member_replaced", "isr_shrink", "isr_updated", "request_dropped",
     "poll_timeout", "network_cut", "network_restored",
 })
 

@@ -400,3 +400,17 @@ def test_display_is_stable_text_plus_the_widget_view(panel):
     data, _ = format_display_data(panel)
     assert data["text/plain"] == "ControlPanel(2 consumers, group 'group-1', t=20000 ms)"
     assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.widget.model_id
+
+
+def test_status_says_why_a_group_is_not_loaded(panel):
+    """A failed load leaves the group nowhere: CoordinatorRuntime answers NOT_COORDINATOR for a
+    partition whose context is not ACTIVE, COORDINATOR_LOAD_IN_PROGRESS while it loads."""
+    panel.fail_load_button.click()
+    panel.move_button.click()
+    assert "not loaded yet (__consumer_offsets-2 on broker 0: context INITIAL, its load is " \
+           "scheduled" in panel.status.value
+    panel.advance_ms.value = 20
+    panel.advance_button.click()
+    assert "group-1: not loaded (__consumer_offsets-2 on broker 0: context FAILED; requests " \
+           "get NOT_COORDINATOR" in panel.status.value
+    assert "None" not in panel.status.value

@@ -646,14 +646,12 @@ class ControlPanel:
         finally:
             self._refreshing = False
         gid = self.group_id
-        group = c.group(gid)
         broker = c.coordinator_for(gid)
         now = c.scheduler.now
         where = "end" if rec.at_end() else f"computed to {rec.frontier.time:,} ms"
         self.status.value = (
             f"<b>t = {now} ms</b> ({format_timestamp(now, DEFAULT_START)[11:]}) · "
-            f"{html.escape(gid)}: {group['state']} (generation {group['generation']}, "
-            f"{_members(len(group['members']))}) · coordinator: broker {broker} "
+            f"{html.escape(group_line(c, gid))} · coordinator: broker {broker} "
             f"({c.partition_of(gid)}) · branch <b>{html.escape(rec.branch.name)}</b>, move "
             f"{rec.position.move:,} ({where})<br>"
             + html.escape(c.partitions[TopicPartition.offsets(self.partition_select.value)]
@@ -789,6 +787,30 @@ class ControlPanel:
     def __repr__(self) -> str:
         return (f"ControlPanel({len(self.cluster.consumers)} consumers, group "
                 f"{self.group_id!r}, t={self.cluster.scheduler.now} ms)")
+
+
+def group_line(cluster: Cluster, group_id: str) -> str:
+    """The group as its coordinator holds it, or, when no coordinator has it loaded, why not
+    and what its members' requests get (CoordinatorRuntime answers NOT_COORDINATOR for a
+    partition it has no active context for, COORDINATOR_LOAD_IN_PROGRESS while it loads)."""
+    group = cluster.group(group_id)
+    if group["state"] is not None:
+        return (f"{group_id}: {group['state']} (generation {group['generation']}, "
+                f"{_members(len(group['members']))})")
+    tp = cluster.partition_of(group_id)
+    broker = cluster.coordinator_for(group_id)
+    state = None if broker is None else cluster.brokers[broker].runtime.context_state(tp)
+    if state is not None and state.name == "LOADING":
+        return (f"{group_id}: being loaded ({tp} on broker {broker} is LOADING; requests get "
+                "COORDINATOR_LOAD_IN_PROGRESS)")
+    if state is not None and state.name == "INITIAL":
+        return (f"{group_id}: not loaded yet ({tp} on broker {broker}: context INITIAL, its "
+                "load is scheduled; requests get NOT_COORDINATOR)")
+    if state is not None and state.name == "ACTIVE":
+        return f"{group_id}: not in {tp} on broker {broker} (no member has joined yet)"
+    shown = "no context" if state is None else f"context {state.name}"
+    return (f"{group_id}: not loaded ({tp} on broker {broker}: {shown}; requests get "
+            "NOT_COORDINATOR until a new leader loads it)")
 
 
 def _event_text(e: Any) -> str:
