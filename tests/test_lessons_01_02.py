@@ -53,6 +53,33 @@ def test_log_view_refuses_an_unknown_source():
         run.log(who="consumer-9")
 
 
+def test_a_picture_renders_in_an_untrusted_notebook_and_its_text_is_stable():
+    """JupyterLab shows an untrusted notebook's image/svg+xml as text (the stored output of a
+    timeline, before Run All) but renders text/html with an <img> whose source is a data URL.
+    The bundle holds only those two, both the same on every run."""
+    import base64
+    import html as html_lib
+    import re
+
+    from IPython.core.formatters import DisplayFormatter
+
+    run = hb.gc_pause(30_000, after_ms=5_000)
+    pic = hb.timeline(run, start_ms=15_000, title="a <30 s> pause")
+    data, _meta = DisplayFormatter().format(pic)
+    assert set(data) == {"text/html", "text/plain"}, "no image/svg+xml: it shows as text"
+    assert data["text/plain"] == "<picture: a <30 s> pause>"
+    assert data == DisplayFormatter().format(hb.timeline(run, start_ms=15_000,
+                                                         title="a <30 s> pause"))[0]
+    m = re.fullmatch(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" alt="([^"]*)" '
+                     r'title="[^"]*" style="max-width:100%;height:auto">', data["text/html"])
+    assert m is not None, data["text/html"][:200]
+    svg = base64.b64decode(m.group(1)).decode("utf-8")
+    assert svg == pic.svg and svg.startswith("<svg") and "a &lt;30 s&gt; pause" in svg
+    assert html_lib.unescape(m.group(2)) == "a <30 s> pause"
+    with pytest.raises(ValueError, match="<svg>"):
+        hb.Picture("not a picture", "x")
+
+
 # -- lesson 01: what the runs show (heartbeats, session expiry, commits re-arming) ---------------
 
 

@@ -20,6 +20,7 @@ function of its arguments and a seed, so a notebook cell prints the same thing o
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -155,10 +156,14 @@ class LogView:
 
 
 class Picture:
-    """An SVG figure for a notebook cell: image/svg+xml, with its title as text/plain.
+    """An SVG figure for a notebook cell, shown as `text/html` (an `<img>` holding the SVG as a
+    base64 data URL) with its title as `text/plain`.
 
-    The SVG comes from `coordinator_kit.viz.plots.figure_svg` (no date, fixed ids, text kept as
-    text), so the same run draws the same bytes and nbval can compare them.
+    Why an `<img>`: JupyterLab shows the `image/svg+xml` of an untrusted notebook (a stored
+    output, before any cell runs) as text, but renders `text/html`, whose sanitizer keeps an
+    `<img>` with a data URL (as `coordinator_kit.viz.diagrams.Diagram` does). The SVG comes from
+    `coordinator_kit.viz.plots.figure_svg` (no date, fixed ids, text kept as text), so the same
+    run draws the same bytes and nbval can compare them; `svg` holds it.
     """
 
     def __init__(self, svg: str, title: str) -> None:
@@ -168,8 +173,15 @@ class Picture:
         self.svg = svg[start:]
         self.title = title
 
-    def _repr_svg_(self) -> str:
-        return self.svg
+    def html(self) -> str:
+        """The `<img>` a notebook shows: at most the output area's width, proportions kept."""
+        data = base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
+        title = html.escape(self.title)
+        return (f'<img src="data:image/svg+xml;base64,{data}" alt="{title}" title="{title}" '
+                f'style="max-width:100%;height:auto">')
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/html": self.html(), "text/plain": repr(self)}
 
     def __repr__(self) -> str:
         return f"<picture: {self.title}>"
