@@ -112,6 +112,37 @@ def test_a_pause_longer_than_the_session_expels_at_last_rearm_plus_session():
     assert calls.column("callback")[0] == "onPartitionsLost"
 
 
+def test_branches_table_compares_two_pauses_forked_from_one_instant():
+    """Notebook 01's Try it: a 60 s and a 30 s pause from the same instant, on two branches of
+    one recording. Only the 60 s one outlasts session.timeout.ms, so only there does the
+    coordinator's heartbeat-<group>-<member> timer expire (GroupMetadataManager) and the group
+    move to generation 3 without consumer-1, which still believes it is STABLE."""
+    from coordinator_kit.recording import Recording
+
+    rec = Recording(hb.stable_group())
+    rec.run_for(4_500)
+    rec.act("pause", "consumer-1", 60_000)
+    rec.run_for(50_000)
+    rec.seek(24_500)
+    rec.step_back()  # before the pause: acting here forks
+    rec.act("pause", "consumer-1", 30_000)
+    rec.run_for(50_000)
+    table = hb.branches_table(rec, 74_500)
+    assert table.title == "every branch at 09:01:14,500 (74,500 ms)"
+    rows = {r["branch"]: r for r in table.rows}
+    assert rows["main"]["actions"] == ["09:00:24,500 pause(consumer-1, 60000)"]
+    assert (rows["main"]["generation"], rows["main"]["members"]) == (3, 1)
+    assert rows["main"]["consumer-1"] == "STABLE (paused)"
+    assert rows["branch 2"]["actions"] == ["09:00:24,500 pause(consumer-1, 30000)"]
+    assert (rows["branch 2"]["generation"], rows["branch 2"]["members"]) == (2, 2)
+    assert rows["branch 2"]["consumer-1"] == "STABLE (running)"
+    assert rec.position.time == 74_500 and rec.branch.name == "branch 2", "nothing moved"
+    with pytest.raises(ValueError, match="computed to"):
+        hb.branches_table(rec, 200_000)
+    with pytest.raises(TypeError, match="Recording or a ControlPanel"):
+        hb.branches_table(rec.cluster, 74_500)
+
+
 def test_auto_commit_keeps_a_member_without_heartbeats_alive():
     kept = hb.dropped_heartbeats(auto_commit=True)
     lost = hb.dropped_heartbeats(auto_commit=False)
