@@ -53,6 +53,33 @@ def test_log_view_refuses_an_unknown_source():
         run.log(who="consumer-9")
 
 
+def test_a_picture_renders_in_an_untrusted_notebook_and_its_text_is_stable():
+    """JupyterLab shows an untrusted notebook's image/svg+xml as text (the stored output of a
+    timeline, before Run All) but renders text/html with an <img> whose source is a data URL.
+    The bundle holds only those two, both the same on every run."""
+    import base64
+    import html as html_lib
+    import re
+
+    from IPython.core.formatters import DisplayFormatter
+
+    run = hb.gc_pause(30_000, after_ms=5_000)
+    pic = hb.timeline(run, start_ms=15_000, title="a <30 s> pause")
+    data, _meta = DisplayFormatter().format(pic)
+    assert set(data) == {"text/html", "text/plain"}, "no image/svg+xml: it shows as text"
+    assert data["text/plain"] == "<picture: a <30 s> pause>"
+    assert data == DisplayFormatter().format(hb.timeline(run, start_ms=15_000,
+                                                         title="a <30 s> pause"))[0]
+    m = re.fullmatch(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" alt="([^"]*)" '
+                     r'title="[^"]*" style="max-width:100%;height:auto">', data["text/html"])
+    assert m is not None, data["text/html"][:200]
+    svg = base64.b64decode(m.group(1)).decode("utf-8")
+    assert svg == pic.svg and svg.startswith("<svg") and "a &lt;30 s&gt; pause" in svg
+    assert html_lib.unescape(m.group(2)) == "a <30 s> pause"
+    with pytest.raises(ValueError, match="<svg>"):
+        hb.Picture("not a picture", "x")
+
+
 # -- lesson 01: what the runs show (heartbeats, session expiry, commits re-arming) ---------------
 
 
@@ -83,6 +110,37 @@ def test_a_pause_longer_than_the_session_expels_at_last_rearm_plus_session():
     assert "has failed, removing it from the group" in run.log(who="broker")
     calls = hb.listener_table(run.cluster, since_ms=run.start_ms, clients=["consumer-1"])
     assert calls.column("callback")[0] == "onPartitionsLost"
+
+
+def test_branches_table_compares_two_pauses_forked_from_one_instant():
+    """Notebook 01's Try it: a 60 s and a 30 s pause from the same instant, on two branches of
+    one recording. Only the 60 s one outlasts session.timeout.ms, so only there does the
+    coordinator's heartbeat-<group>-<member> timer expire (GroupMetadataManager) and the group
+    move to generation 3 without consumer-1, which still believes it is STABLE."""
+    from coordinator_kit.recording import Recording
+
+    rec = Recording(hb.stable_group())
+    rec.run_for(4_500)
+    rec.act("pause", "consumer-1", 60_000)
+    rec.run_for(50_000)
+    rec.seek(24_500)
+    rec.step_back()  # before the pause: acting here forks
+    rec.act("pause", "consumer-1", 30_000)
+    rec.run_for(50_000)
+    table = hb.branches_table(rec, 74_500)
+    assert table.title == "every branch at 09:01:14,500 (74,500 ms)"
+    rows = {r["branch"]: r for r in table.rows}
+    assert rows["main"]["actions"] == ["09:00:24,500 pause(consumer-1, 60000)"]
+    assert (rows["main"]["generation"], rows["main"]["members"]) == (3, 1)
+    assert rows["main"]["consumer-1"] == "STABLE (paused)"
+    assert rows["branch 2"]["actions"] == ["09:00:24,500 pause(consumer-1, 30000)"]
+    assert (rows["branch 2"]["generation"], rows["branch 2"]["members"]) == (2, 2)
+    assert rows["branch 2"]["consumer-1"] == "STABLE (running)"
+    assert rec.position.time == 74_500 and rec.branch.name == "branch 2", "nothing moved"
+    with pytest.raises(ValueError, match="computed to"):
+        hb.branches_table(rec, 200_000)
+    with pytest.raises(TypeError, match="Recording or a ControlPanel"):
+        hb.branches_table(rec.cluster, 74_500)
 
 
 def test_auto_commit_keeps_a_member_without_heartbeats_alive():

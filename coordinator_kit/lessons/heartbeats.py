@@ -20,6 +20,7 @@ function of its arguments and a seed, so a notebook cell prints the same thing o
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,7 +41,7 @@ __all__ = [
     # shared display pieces
     "Table", "LogView", "Feedback", "LessonRun", "Picture", "clock", "short_id", "unanswered",
     "not_answered",
-    "timeline", "rebalance_chart", "rebalance_table",
+    "timeline", "rebalance_chart", "rebalance_table", "branches_table",
     "member_table", "group_table", "member_ids", "listener_table",
     # this lesson
     "GROUP", "three_timers", "timers_now", "session_timer_rearms", "session_timer_summary",
@@ -155,10 +156,14 @@ class LogView:
 
 
 class Picture:
-    """An SVG figure for a notebook cell: image/svg+xml, with its title as text/plain.
+    """An SVG figure for a notebook cell, shown as `text/html` (an `<img>` holding the SVG as a
+    base64 data URL) with its title as `text/plain`.
 
-    The SVG comes from `coordinator_kit.viz.plots.figure_svg` (no date, fixed ids, text kept as
-    text), so the same run draws the same bytes and nbval can compare them.
+    Why an `<img>`: JupyterLab shows the `image/svg+xml` of an untrusted notebook (a stored
+    output, before any cell runs) as text, but renders `text/html`, whose sanitizer keeps an
+    `<img>` with a data URL (as `coordinator_kit.viz.diagrams.Diagram` does). The SVG comes from
+    `coordinator_kit.viz.plots.figure_svg` (no date, fixed ids, text kept as text), so the same
+    run draws the same bytes and nbval can compare them; `svg` holds it.
     """
 
     def __init__(self, svg: str, title: str) -> None:
@@ -168,8 +173,15 @@ class Picture:
         self.svg = svg[start:]
         self.title = title
 
-    def _repr_svg_(self) -> str:
-        return self.svg
+    def html(self) -> str:
+        """The `<img>` a notebook shows: at most the output area's width, proportions kept."""
+        data = base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
+        title = html.escape(self.title)
+        return (f'<img src="data:image/svg+xml;base64,{data}" alt="{title}" title="{title}" '
+                f'style="max-width:100%;height:auto">')
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/html": self.html(), "text/plain": repr(self)}
 
     def __repr__(self) -> str:
         return f"<picture: {self.title}>"
@@ -381,6 +393,40 @@ def rebalance_table(source: Any, *, since_ms: int = 0) -> Table:
             for r in rebalances(_trace_of(source), GROUP) if r.start_ms >= since_ms]
     return Table(rows, ["generation", "started", "ended", "duration (ms)", "ended as",
                         "members"], title="rebalances of group-1")
+
+
+def branches_table(source: Any, at_ms: int, client: str = "consumer-1",
+                   group_id: str = GROUP) -> Table:
+    """Every branch of a recording (a `Recording`, or a control panel's) at virtual time
+    `at_ms`: what was done in it, the group as its coordinator holds it, and what `client`
+    believes. The text form of the panel's Compare tab, for all branches at once.
+
+    Each branch is rebuilt on a copy (`Recording.cluster_at`): the live cluster does not move.
+    """
+    recording = getattr(source, "recording", source)
+    if not hasattr(recording, "branches") or not hasattr(recording, "cluster_at"):
+        raise TypeError(f"branches_table needs a Recording or a ControlPanel, got "
+                        f"{type(source).__name__}")
+    rows = []
+    for name, branch in recording.branches.items():
+        if at_ms > branch.frontier.time:
+            raise ValueError(f"branch {name!r} is computed to {branch.frontier.time:,} ms, not "
+                             f"{at_ms:,}: advance it first")
+        cluster = recording.cluster_at(name, at_ms)
+        group = cluster.group(group_id)
+        c = cluster.consumer(client)
+        process = "crashed" if c.crashed else "paused" if c.describe()["paused"] else \
+            "running" if c.running else "stopped"
+        rows.append({"branch": name,
+                     "actions": [f"{clock(a.position.time)} {a.name}"
+                                 f"({', '.join(map(str, a.args))})" for a in branch.actions],
+                     "group state": group.get("state"), "generation": group.get("generation"),
+                     "members": len(group.get("members", [])),
+                     f"{client}": f"{c.state.name} ({process})",
+                     f"{client} generation": c.generation.generation_id})
+    return Table(rows, ["branch", "actions", "group state", "generation", "members", client,
+                        f"{client} generation"],
+                 title=f"every branch at {clock(at_ms)} ({at_ms:,} ms)")
 
 
 def _level(name: str) -> int:
