@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coordinator_kit.lessons.predict import (NextGeneration, NextLeader, WhenExpelled,
+from coordinator_kit.predict import (NextGeneration, NextLeader, WhenExpelled,
                                              questions_for, reveal)
 from coordinator_kit.recording import Recording
 

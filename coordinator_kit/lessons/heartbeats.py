@@ -33,6 +33,7 @@ from ..client.config import ConsumerConfig
 from ..client.member import MemberState
 from ..cluster import Cluster
 from ..errors import Errors
+from ..feedback import Feedback, not_answered
 from ..logs.layout import DEFAULT_START
 from ..scenarios import new_cluster
 from ..trace import TraceEvent
@@ -185,39 +186,6 @@ class Picture:
 
     def __repr__(self) -> str:
         return f"<picture: {self.title}>"
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """What a check cell shows: correct, not yet (with a hint), or not answered yet."""
-
-    exercise: str
-    status: str  # "correct" | "wrong" | "unanswered"
-    message: str
-
-    def __post_init__(self) -> None:
-        if self.status not in ("correct", "wrong", "unanswered"):
-            raise ValueError(f"Feedback status must be correct, wrong or unanswered, "
-                             f"got {self.status!r}")
-
-    @property
-    def correct(self) -> bool:
-        return self.status == "correct"
-
-    def __bool__(self) -> bool:
-        return self.correct
-
-    def __repr__(self) -> str:
-        mark = {"correct": "✔ correct", "wrong": "✘ not yet",
-                "unanswered": "… not answered yet"}[self.status]
-        return f"{self.exercise}: {mark}. {self.message}"
-
-
-def not_answered(exercise: str, what: str) -> Feedback:
-    """The feedback for a placeholder answer: say what to put in its place."""
-    return Feedback(exercise, "unanswered",
-                    f"Replace the `...` in the answer cell with {what}, run it, then run this "
-                    f"cell again.")
 
 
 def member_ids(cluster: Cluster, client: str) -> list[str]:

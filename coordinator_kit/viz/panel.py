@@ -86,7 +86,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..cluster import Cluster
-from ..lessons.predict import Question, questions_for, reveal
+from ..predict import Question, questions_for, reveal
 from ..logs.layout import DEFAULT_START, format_timestamp
 from ..recording import ACTIONS, Recording
 from ..topic import TopicPartition
@@ -301,7 +301,7 @@ class ControlPanel:
         self.log_tail = _html("ck-log-tail")
         self.timeline = _html("ck-timeline")
         self.compare = _html("ck-compare")
-        self.question_select = _dropdown([], None, "question", "ck-question-select", "100%")
+        self.question_select = _dropdown([], None, "question", "ck-question-select", "98%")
         self.question_form = widgets.HTML()
         self.answer = widgets.Text(description="your answer",
                                    style={"description_width": "initial"},

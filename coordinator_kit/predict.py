@@ -26,13 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..logs.layout import DEFAULT_START, format_log4j
-from ..trace import TraceEvent
-from .heartbeats import Feedback
+from .feedback import Feedback
+from .logs.layout import DEFAULT_START, format_log4j
+from .trace import TraceEvent
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
-    from ..recording import Recording
+    from .cluster import Cluster
+    from .recording import Recording
 
 __all__ = ["Question", "WhenExpelled", "NextLeader", "NextGeneration", "questions_for",
            "reveal", "HORIZON_MS"]
@@ -60,7 +60,7 @@ def _ms(answer: Any) -> int | None:
         return None
     digits = re.fullmatch(r"([\d_,\s]+)\s*(ms)?", text)
     if digits is None:
-        raise ValueError(f"{answer!r} is not a time in virtual ms (write e.g. 63103) or 'never'")
+        raise ValueError(f"{answer!r} is not a time in virtual ms (write e.g. 75000) or 'never'")
     return int(re.sub(r"[_,\s]", "", digits.group(1)))
 
 
@@ -91,7 +91,7 @@ class WhenExpelled(Question):
         return cls(f"expel:{consumer}",
                    f"When does the coordinator remove {consumer} from its group for a missed "
                    f"session (session.timeout.ms)?",
-                   "the virtual time in ms (the panel's clock, e.g. 63103), or never", consumer,
+                   "the virtual time in ms (the panel's clock, e.g. 75000), or never", consumer,
                    member)
 
     def truth(self, future: Sequence[TraceEvent], cluster: Cluster) -> TraceEvent | None:
