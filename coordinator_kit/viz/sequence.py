@@ -261,8 +261,9 @@ def sequence_dot(source: Any, *, start_ms: int | None = None, end_ms: int | None
         span = abs(x[src] - x[dst]) if dst in x else gap / 2
         return wrap(m.label, max(12, int(span / _CHAR_IN)))
 
+    # a timeout is the client's: its note stands on the client's lifeline
     drawn = [(n, m, *((f"c:{m.client}", f"b:{m.broker}") if m.kind == "request"
-                      else (f"b:{m.broker}", f"c:{m.client}")))
+                      or m.note is not None else (f"b:{m.broker}", f"c:{m.client}")))
              for n, m in enumerate(chosen)]
     drawn = [d for d in drawn if d[2] in x]
     texts = {n: text_of(m, src, dst) for n, m, src, dst in drawn}
@@ -295,16 +296,28 @@ def sequence_dot(source: Any, *, start_ms: int | None = None, end_ms: int | None
     for n, m, src, dst in drawn:
         colour = API_COLOURS[m.api]
         error = m.error not in (None, "NONE")
-        attrs = [f"label={_q(texts[n])}", f'color="{colour}"',
-                 f'fontcolor="{_ERROR_COLOUR if error or m.end is None else colour}"']
+        fontcolor = _ERROR_COLOUR if error or m.end is None else colour
+        attrs = [f'color="{colour}"']
         if m.kind == "response":
             attrs.append("style=dashed")
         a = f"m{n}a"
+        y0 = -row[m.start] * step
         lines.append(f'  "{a}" [shape=point, width=0.04, color="{colour}", label="", '
-                     f'pos="{x[src]:.2f},{-row[m.start] * step:.2f}!"];')
+                     f'pos="{x[src]:.2f},{y0:.2f}!"];')
+        if m.note is None:
+            # The label stands just above the arrow's first end, on the side it leaves to: the
+            # arrow slopes down from there, so it never runs through its own label.
+            text = texts[n]
+            width = max(len(t) for t in text.split("\n")) * _CHAR_IN
+            rightwards = dst not in x or x[dst] >= x[src]
+            lx = x[src] + (width / 2 + 0.08) * (1 if rightwards else -1)
+            ly = y0 + 0.1 + 0.07 * text.count("\n")
+            lines.append(f'  "{a}l" [shape=plaintext, fontsize=9, fontcolor="{fontcolor}", '
+                         f'label={_q(text)}, margin=0, width=0, height=0, '
+                         f'pos="{lx:.2f},{ly:.2f}!"];')
         if m.note is not None:
             lines.append(f'  "{a}n" [shape=note, fontsize=9, color="{_ERROR_COLOUR}", '
-                         f'label={_q(wrap(m.note, 24))}, pos="{x[src] + 0.9:.2f},'
+                         f'label={_q(wrap(m.note, 40))}, pos="{x[src] + 1.2:.2f},'
                          f'{-row[m.start] * step:.2f}!"];')
             continue
         if m.end is None:  # lost on the way: stop half way, with a cross
