@@ -431,10 +431,10 @@ def _call(cluster: Cluster, action: Action) -> Any:
         raise ValueError(f"unknown action {action.name!r}; known: {', '.join(ACTIONS)}")
     args = list(action.args)
     kwargs = dict(action.kwargs)
-    if action.name == "fail_next_append":
-        if len(args) > 1 and isinstance(args[1], str):
+    if action.name == "fail_next_append":  # an error is recorded by name; another str is
+        if len(args) > 1 and args[1] in Errors.__members__:  # refused by the cluster, by name
             args[1] = Errors[args[1]]
-        if isinstance(kwargs.get("error"), str):
+        if kwargs.get("error") in Errors.__members__:
             kwargs["error"] = Errors[kwargs["error"]]
     return getattr(cluster, action.name)(*args, **kwargs)
 
