@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..assignors import ASSIGNORS, get_assignor, select_protocol
+from ..assignors import ASSIGNORS, UnknownAssignorError, get_assignor, select_protocol
 from ..kafka_config import (check_config_bool, check_config_int, check_config_str, config_error,
                             fields_from_properties)
 from ..topic import illegal_name_reason
@@ -82,7 +82,12 @@ class ConsumerConfig:
             raise ValueError(f"heartbeat.interval.ms ({self.heartbeat_interval_ms}) must be "
                              f"lower than session.timeout.ms ({self.session_timeout_ms})")
         for name in self.partition_assignment_strategy:
-            get_assignor(name)  # refuses an unknown name, listing the known ones
+            try:
+                get_assignor(name)
+            except UnknownAssignorError as exc:  # it lists the known names
+                raise UnknownAssignorError(
+                    f"Invalid value {list(self.partition_assignment_strategy)!r} for "
+                    f"configuration partition.assignment.strategy: {exc}") from None
         select_protocol(self.assignors())
 
     def _check_types(self) -> None:
