@@ -42,8 +42,9 @@ __all__ = ["Cluster", "Broker", "Network", "Lost", "CoordinatorAnswer", "MAX_RUN
 # rebalances, poll intervals, failovers) takes seconds to minutes. A busy cluster at DEBUG runs
 # a virtual hour in about a second of wall time and keeps about 18 MB of trace per hour with two
 # consumers, so a week already costs minutes and gigabytes; more is almost surely a unit mistake
-# (microseconds, or seconds multiplied by 1000 twice), and with periodic timers (heartbeats,
-# replica fetches) always due, such a run would not end in a lifetime.
+# (microseconds, or seconds multiplied by 1000 twice). Periodic timers (heartbeats, replica
+# fetches) are always due, so such a run does not stop early: run_for(10**12), 32 virtual years,
+# would take days and run out of memory long before.
 MAX_RUN_MS = 7 * 24 * 60 * 60 * 1000
 
 
@@ -53,7 +54,7 @@ def check_run_ms(name: str, ms: int, *, now: int = 0) -> None:
         span = f"{name}={ms:,} ms" if not now else f"{name}={ms:,} ms ({ms - now:,} ms from now)"
         raise ValueError(f"{span} is more than a virtual week ({MAX_RUN_MS:,} ms), almost surely "
                          f"a mistake: with heartbeats and replica fetches always due it would "
-                         f"run for hours or for ever. To wait for something, run until it "
+                         f"run for hours or days and fill the memory with trace. To wait for something, run until it "
                          f"happens (Cluster.run_until(condition), Recording.next_event()); to "
                          f"see a long Kafka timer fire, shorten it (e.g. "
                          f"offsets.retention.minutes) or run in steps of at most a week")
@@ -618,7 +619,7 @@ class Cluster:
             check_whole("limit_ms", limit_ms, at_least=0, ms=True)
             check_run_ms("limit_ms", limit_ms)
         else:
-            check_whole("run_until's time", condition, at_least=0, ms=True)
+            check_whole("time", condition, at_least=0, ms=True)
             check_run_ms("time", condition, now=self.scheduler.now)
         return self.scheduler.run_until(condition, limit_ms=limit_ms)
 
