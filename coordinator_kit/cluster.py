@@ -5,8 +5,10 @@ the group coordinator shard and a `GroupCoordinatorService`; the `__consumer_off
 are replicated with leaders spread over the brokers; consumers talk to brokers through a network
 with a fixed latency. Faults combine freely with any scenario: crash, pause (GC), dropped
 heartbeats, slow poll, a consumer cut off, a coordinator moved, a failed load or append, a
-stalled replica. Misuse (an unknown consumer, a fault on a stopped one, a negative duration) is
-refused with a message that says what is wrong.
+stalled replica. Misuse (an unknown consumer, a fault on a stopped one, a negative duration, an
+argument or a config of the wrong type, a run longer than `MAX_RUN_MS`) is refused at once,
+before anything changes, with a message that names the argument or Kafka's config key, the
+value given and what is allowed.
 """
 
 from __future__ import annotations
@@ -24,13 +26,38 @@ from .group.config import GroupCoordinatorConfig
 from .group.records import GroupCoordinatorRecordSerde
 from .group.service import GroupCoordinatorService, partition_for
 from .group.shard import GroupCoordinatorShard, group_shard_supplier
+from .kafka_config import check_flag, check_whole
+from .logs.layout import LOG4J_LEVELS
 from .runtime.future import _DONE, CoordinatorFuture
 from .runtime.partition import ReplicatedPartition
 from .runtime.runtime import CoordinatorRuntime, RuntimeConfig
-from .topic import TopicPartition
+from .topic import CONSUMER_OFFSETS, TopicPartition, illegal_name_reason
 from .trace import LogContext, Trace
 
-__all__ = ["Cluster", "Broker", "Network", "Lost", "CoordinatorAnswer"]
+__all__ = ["Cluster", "Broker", "Network", "Lost", "CoordinatorAnswer", "MAX_RUN_MS",
+           "check_run_ms"]
+
+# The longest run one call may ask for: a virtual week. Kafka's longest default timer,
+# offsets.retention.minutes, is exactly a week; everything else a lesson watches (sessions,
+# rebalances, poll intervals, failovers) takes seconds to minutes. A busy cluster at DEBUG runs
+# a virtual hour in about a second of wall time and keeps about 18 MB of trace per hour with two
+# consumers, so a week already costs minutes and gigabytes; more is almost surely a unit mistake
+# (microseconds, or seconds multiplied by 1000 twice). Periodic timers (heartbeats, replica
+# fetches) are always due, so such a run does not stop early: run_for(10**12), 32 virtual years,
+# would take days and run out of memory long before.
+MAX_RUN_MS = 7 * 24 * 60 * 60 * 1000
+
+
+def check_run_ms(name: str, ms: int, *, now: int = 0) -> None:
+    """Refuse a run of `ms` (or to time `ms` when `now` is given) longer than `MAX_RUN_MS`."""
+    if ms - now > MAX_RUN_MS:
+        span = f"{name}={ms:,} ms" if not now else f"{name}={ms:,} ms ({ms - now:,} ms from now)"
+        raise ValueError(f"{span} is more than a virtual week ({MAX_RUN_MS:,} ms), almost surely "
+                         f"a mistake: with heartbeats and replica fetches always due it would "
+                         f"run for hours or days and fill the memory with trace. To wait for something, run until it "
+                         f"happens (Cluster.run_until(condition), Recording.next_event()); to "
+                         f"see a long Kafka timer fire, shorten it (e.g. "
+                         f"offsets.retention.minutes) or run in steps of at most a week")
 
 
 @dataclass
@@ -279,6 +306,28 @@ class Network:
         sched.call_later(2 * self.latency_ms, answer, name=f"FindCoordinator {client.name}")
 
 
+def _check_topics(topics: Any) -> dict[str, int]:
+    """`Cluster(topics=...)`: a mapping of legal topic name (Kafka's `Topic.validate`) to a
+    partition count >= 1, copied."""
+    if not isinstance(topics, Mapping):
+        raise TypeError(f"topics is a mapping of topic name to partition count, e.g. "
+                        f"{{'orders': 6}}, got {type(topics).__name__} {topics!r}")
+    checked: dict[str, int] = {}
+    for name, partitions in topics.items():
+        if not isinstance(name, str):
+            raise TypeError(f"a topic name is a str, got {name!r} (a {type(name).__name__}) in "
+                            f"topics={dict(topics)!r}")
+        why = illegal_name_reason(name)
+        if why:
+            raise ValueError(f"topic name {name!r} is illegal: {why}")
+        if name == CONSUMER_OFFSETS:
+            raise ValueError(f"{CONSUMER_OFFSETS} is Kafka's internal offsets topic, not a data "
+                             f"topic: set its partitions with offsets_partitions")
+        check_whole(f"the partition count of topic {name!r}", partitions, at_least=1)
+        checked[name] = partitions
+    return checked
+
+
 class Cluster:
     """Brokers, replicated `__consumer_offsets`, data topics and consumers on one clock."""
 
@@ -288,28 +337,49 @@ class Cluster:
                  network_latency_ms: int = 1, replication_latency_ms: int = 1,
                  produce_rate_per_s: int = 100, trace_level: str = "DEBUG",
                  consumer_defaults: Mapping[str, Any] | None = None) -> None:
-        """`consumer_defaults` are ConsumerConfig fields every `add_consumer` starts from
+        """`topics` maps each data topic to its partition count (default `{"orders": 6}`; `{}`
+        is a cluster with no data topics, where no consumer can subscribe yet).
+        `consumer_defaults` are ConsumerConfig fields every `add_consumer` starts from
         (e.g. `{"client_style": "kafka-python"}`); its own keyword arguments win."""
-        if brokers < 1:
-            raise ValueError(f"a cluster needs at least one broker, got {brokers}")
+        check_whole("brokers", brokers, at_least=1)
+        check_whole("offsets_partitions", offsets_partitions, at_least=1)
+        check_whole("seed", seed, at_least=None)
+        check_whole("network_latency_ms", network_latency_ms, at_least=0, ms=True)
+        check_whole("replication_latency_ms", replication_latency_ms, at_least=0, ms=True)
+        check_whole("produce_rate_per_s", produce_rate_per_s, at_least=0)
+        if not isinstance(trace_level, str) or trace_level not in LOG4J_LEVELS:
+            raise ValueError(f"trace_level must be one of {', '.join(LOG4J_LEVELS)}, got "
+                             f"{trace_level!r}")
+        topics = _check_topics({"orders": 6} if topics is None else topics)
+        if group_config is not None and not isinstance(group_config,
+                                                       (GroupCoordinatorConfig, Mapping)):
+            raise TypeError(f"group_config is a GroupCoordinatorConfig or a mapping of Kafka key "
+                            f"to value, e.g. {{'group.initial.rebalance.delay.ms': 0}}, got "
+                            f"{type(group_config).__name__} {group_config!r}")
+        if consumer_defaults is not None and not isinstance(consumer_defaults, Mapping):
+            raise TypeError(f"consumer_defaults is a mapping of ConsumerConfig field to value, "
+                            f"e.g. {{'session_timeout_ms': 10000}}, got "
+                            f"{type(consumer_defaults).__name__} {consumer_defaults!r}")
         if isinstance(group_config, GroupCoordinatorConfig):
             config = group_config
         else:
             props = dict(group_config or {})
             props.setdefault("offsets.topic.num.partitions", offsets_partitions)
             config = GroupCoordinatorConfig.from_properties(props)
-        if produce_rate_per_s < 0:
-            raise ValueError(f"produce_rate_per_s must be >= 0, got {produce_rate_per_s}")
+        defaults = dict(consumer_defaults or {})
+        for fixed, where in (("group_id", "add_consumer(name, group_id=...)"),
+                             ("client_id", "add_consumer's name")):
+            if fixed in defaults:
+                raise ValueError(f"consumer_defaults may not set {fixed} (got "
+                                 f"{defaults[fixed]!r}): each consumer's comes from {where}")
+        ConsumerConfig.of(group_id="check", **defaults)  # refuses a bad one now
         self.config = config
         self.seed = seed
         # One thread drives a cluster (its processors are deterministic): no scheduler lock.
         self.scheduler = Scheduler(threadsafe=False)
         self.trace = Trace(self.scheduler, level=trace_level)
         self.log = LogContext(self.trace, "cluster")
-        self.topics: dict[str, int] = dict(topics or {"orders": 6})
-        for name, n in self.topics.items():
-            if n < 1:
-                raise ValueError(f"topic {name!r} needs at least one partition, got {n}")
+        self.topics: dict[str, int] = topics
         self.produce_rate_per_s = produce_rate_per_s
         ids = list(range(brokers))
         rf = min(config.offsets_topic_replication_factor, brokers)
@@ -332,8 +402,7 @@ class Cluster:
         self.network = Network(self, network_latency_ms)
         # where consumers arm the heartbeat thread's wake-up while a heartbeat is in flight
         self.heartbeat_wakeups = HeartbeatWakeups(self.scheduler)
-        self.consumer_defaults = dict(consumer_defaults or {})
-        ConsumerConfig.of(group_id="check", **self.consumer_defaults)  # refuses a bad one now
+        self.consumer_defaults = defaults
         self._group_partitions: dict[str, TopicPartition] = {}  # the hash walks the whole id
         self.consumers: dict[str, Consumer] = {}
         for tp, p in sorted(self.partitions.items()):
@@ -369,9 +438,25 @@ class Cluster:
     def add_consumer(self, name: str, group_id: str = "group-1",
                      topics: tuple[str, ...] = ("orders",), *, processing_ms: int = 100,
                      start: bool = True, **config: Any) -> Consumer:
-        """Create (and start) a consumer; `config` takes ConsumerConfig field names."""
+        """Create (and start) a consumer; `config` takes ConsumerConfig field names.
+
+        Everything is checked before the consumer exists: a refused one leaves no trace."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a consumer's name (its client.id) is a non-empty str, got {name!r}")
         if name in self.consumers:
             raise ValueError(f"there is already a consumer named {name!r}")
+        if isinstance(topics, str) or not isinstance(topics, (list, tuple)):
+            hint = (f": a str is a sequence of letters, so pass ({topics!r},) or [{topics!r}]"
+                    if isinstance(topics, str) else "")
+            raise TypeError(f"topics is a tuple or list of topic names, e.g. ('orders',), got "
+                            f"{topics!r}{hint}")
+        for topic in topics:
+            if not isinstance(topic, str):
+                raise TypeError(f"a topic name is a str, got {topic!r} in topics={topics!r}")
+        if "client_id" in config:
+            raise ValueError(f"client_id={config['client_id']!r}: a consumer's client.id is its "
+                             f"name here, add_consumer({config['client_id']!r}, ...)")
+        check_flag("start", start)
         consumer = Consumer(self, ConsumerConfig.of(**{**self.consumer_defaults,
                                                        "group_id": group_id, "client_id": name,
                                                        **config}),
@@ -428,6 +513,7 @@ class Cluster:
     def cut_off(self, name: str, cut: bool = True) -> None:
         consumer = self.consumer(name)
         consumer._require_alive("cut off")
+        check_flag("cut", cut)
         (self.network.cut.add if cut else self.network.cut.discard)(name)
         self.log.event("network_cut" if cut else "network_restored", level="INFO", client=name)
 
@@ -436,12 +522,21 @@ class Cluster:
 
     def move_coordinator(self, group_or_partition: str | int,
                          to_broker: int | None = None) -> int:
-        """Move leadership of a group's `__consumer_offsets` partition; returns the new epoch."""
-        tp = (TopicPartition.offsets(group_or_partition) if isinstance(group_or_partition, int)
-              else self.partition_of(group_or_partition))
-        if tp not in self.partitions:
-            raise ValueError(f"no partition {tp}; offsets partitions are 0.."
-                             f"{len(self.partitions) - 1}")
+        """Move leadership of a group's `__consumer_offsets` partition (a group id, a str, or a
+        partition number) to `to_broker` (by default the first other in-sync replica); returns
+        the new leader epoch."""
+        if isinstance(group_or_partition, str):
+            tp = self.partition_of(group_or_partition)
+        elif isinstance(group_or_partition, int) and not isinstance(group_or_partition, bool):
+            tp = TopicPartition.offsets(group_or_partition) if group_or_partition >= 0 else None
+            if tp not in self.partitions:
+                raise ValueError(f"no partition __consumer_offsets-{group_or_partition}; offsets "
+                                 f"partitions are 0..{len(self.partitions) - 1}")
+        else:
+            raise TypeError(f"move_coordinator takes a group id (a str) or a __consumer_offsets "
+                            f"partition number (an int), got {group_or_partition!r}")
+        if to_broker is not None:
+            self._broker(to_broker)
         p = self.partitions[tp]
         old = p.leader_id
         if to_broker is None:
@@ -457,6 +552,10 @@ class Cluster:
         return epoch
 
     def _offsets_partition(self, partition: int) -> TopicPartition:
+        if isinstance(partition, bool) or not isinstance(partition, int):
+            raise TypeError(f"partition is a __consumer_offsets partition number (an int), got "
+                            f"{partition!r}; cluster.partition_of(group_id).partition names a "
+                            f"group's")
         tp = next((t for t in self.partitions if t.partition == partition), None)
         if tp is None:
             raise ValueError(f"no partition __consumer_offsets-{partition!r}; the offsets topic "
@@ -465,6 +564,9 @@ class Cluster:
         return tp
 
     def _broker(self, broker: int) -> Broker:
+        if isinstance(broker, bool) or not isinstance(broker, int):
+            raise TypeError(f"a broker is named by its id, an int, got {broker!r}; the cluster "
+                            f"has brokers {sorted(self.brokers)}")
         if broker not in self.brokers:
             raise ValueError(f"no broker {broker!r}; the cluster has brokers "
                              f"{sorted(self.brokers)}")
@@ -479,6 +581,7 @@ class Cluster:
         self.partitions[self._offsets_partition(partition)].fail_next_append(error)
 
     def stall_replica(self, partition: int, broker: int, stalled: bool = True) -> None:
+        check_flag("stalled", stalled)
         p = self.partitions[self._offsets_partition(partition)]
         self._broker(broker)
         (p.stall_replica if stalled else p.resume_replica)(broker)
@@ -486,7 +589,8 @@ class Cluster:
     # -- time ----------------------------------------------------------------------------------
 
     def run_for(self, ms: int) -> int:
-        """Run everything due in the next `ms`; returns how many scheduler callbacks ran.
+        """Run everything due in the next `ms` (at most `MAX_RUN_MS`, a virtual week); returns
+        how many scheduler callbacks ran.
 
         Within a run to a time each broker's event processor takes its queued coordinator
         events back to back while no other callback is due (`max_events_per_step=None`): the
@@ -494,6 +598,8 @@ class Cluster:
         scheduler steps (about 18% fewer with 100 heartbeating consumers). Outside it
         (`scheduler.step()`, `run_until(condition)`) a step still runs one event, as learners
         step through it and as a condition is checked."""
+        check_whole("ms", ms, at_least=0, ms=True)
+        check_run_ms("ms", ms)
         processors = [b.runtime.processor for b in self.brokers.values()]
         limits = [getattr(p, "max_events_per_step", 1) for p in processors]
         for p in processors:
@@ -506,7 +612,15 @@ class Cluster:
                 if hasattr(p, "max_events_per_step"):
                     p.max_events_per_step = limit
 
-    def run_until(self, condition: Callable[[], bool], limit_ms: int = 600_000) -> int:
+    def run_until(self, condition: Callable[[], bool] | int, limit_ms: int = 600_000) -> int:
+        """Run until `condition()` is true, giving up (`SchedulerLimitExceeded`) after
+        `limit_ms` of virtual time (at most `MAX_RUN_MS`); an int is a virtual time to run to."""
+        if callable(condition):
+            check_whole("limit_ms", limit_ms, at_least=0, ms=True)
+            check_run_ms("limit_ms", limit_ms)
+        else:
+            check_whole("time", condition, at_least=0, ms=True)
+            check_run_ms("time", condition, now=self.scheduler.now)
         return self.scheduler.run_until(condition, limit_ms=limit_ms)
 
     # -- views ---------------------------------------------------------------------------------

@@ -182,6 +182,11 @@ class KafkaError(Exception):
         self.detail = message if message is not None else error.message
         super().__init__(f"{error.name} ({error.code}): {self.detail}")
 
+    def __reduce__(self) -> tuple[type[KafkaError], tuple[Errors, str]]:
+        # Exceptions pickle as cls(*args), and args holds the rendered message, not the error: a
+        # recording's checkpoint holding one (a pending fail_next_append) could not be restored.
+        return KafkaError, (self.error, self.detail)
+
     @property
     def code(self) -> int:
         return self.error.code

@@ -48,7 +48,7 @@ from typing import Any
 
 import cloudpickle
 
-from .cluster import Cluster
+from .cluster import Cluster, check_run_ms
 from .errors import Errors
 from .trace import TraceEvent
 
@@ -431,10 +431,10 @@ def _call(cluster: Cluster, action: Action) -> Any:
         raise ValueError(f"unknown action {action.name!r}; known: {', '.join(ACTIONS)}")
     args = list(action.args)
     kwargs = dict(action.kwargs)
-    if action.name == "fail_next_append":
-        if len(args) > 1 and isinstance(args[1], str):
+    if action.name == "fail_next_append":  # an error is recorded by name; another str is
+        if len(args) > 1 and args[1] in Errors.__members__:  # refused by the cluster, by name
             args[1] = Errors[args[1]]
-        if isinstance(kwargs.get("error"), str):
+        if kwargs.get("error") in Errors.__members__:
             kwargs["error"] = Errors[kwargs["error"]]
     return getattr(cluster, action.name)(*args, **kwargs)
 
@@ -553,14 +553,18 @@ class Recording:
     # -- moving forward -----------------------------------------------------------------------
 
     def run_for(self, ms: int) -> Position:
-        """Run everything due in the next `ms` virtual milliseconds (like `Cluster.run_for`)."""
+        """Run everything due in the next `ms` virtual milliseconds (like `Cluster.run_for`, at
+        most `MAX_RUN_MS`, a virtual week)."""
         _check_ms("ms", ms, minimum=0)
+        check_run_ms("ms", ms)
         return self.run_to(self.position.time + ms)
 
     def run_to(self, time: int) -> Position:
         """Go to virtual time `time` on this branch: replayed up to what was computed, computed
-        (with checkpoints) beyond it. A time before now seeks back."""
+        (with checkpoints) beyond it, at most `MAX_RUN_MS` (a virtual week) ahead. A time before
+        now seeks back."""
         _check_ms("time", time, minimum=0)
+        check_run_ms("time", time, now=self.position.time)
         if time < self.position.time:
             return self.seek(time)
         cur = self._cursor
@@ -589,9 +593,10 @@ class Recording:
                    limit_ms: int = 600_000) -> TraceEvent | None:
         """Go to just after the move that recorded the next trace event that matters
         (`important` by default), computing the branch further when needed, at most `limit_ms`
-        ahead. Returns that event; None when there was none (the position is then `limit_ms`
-        ahead)."""
+        ahead (at most `MAX_RUN_MS`, a virtual week). Returns that event; None when there was
+        none (the position is then `limit_ms` ahead)."""
         _check_ms("limit_ms", limit_ms, minimum=1)
+        check_run_ms("limit_ms", limit_ms)
         start = len(self.cluster.trace.events)
         deadline = self.position.time + limit_ms
         while True:

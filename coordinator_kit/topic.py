@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["TopicPartition", "CONSUMER_OFFSETS"]
+__all__ = ["TopicPartition", "CONSUMER_OFFSETS", "illegal_name_reason"]
 
 CONSUMER_OFFSETS = "__consumer_offsets"
+
+MAX_NAME_LENGTH = 249
+_LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+def illegal_name_reason(name: str) -> str | None:
+    """Why Kafka refuses `name` as a topic name or a group.instance.id (Kafka's `Topic.validate`,
+    which `JoinGroupRequest.validateGroupInstanceId` reuses), or None when it is legal."""
+    if not name:
+        return "it is empty"
+    if name in (".", ".."):
+        return "'.' and '..' are not allowed"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"it is {len(name)} characters long, more than {MAX_NAME_LENGTH}"
+    if not _LEGAL.fullmatch(name):
+        return "only ASCII letters and digits, '.', '_' and '-' are allowed"
+    return None
 
 
 @dataclass(frozen=True, order=True)

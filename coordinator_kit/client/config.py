@@ -1,6 +1,8 @@
 """Consumer settings by the Java client's keys and defaults (Kafka's `ConsumerConfig`, 3.x/4.0).
 
-Refused by name, like `ConsumerConfig`: an unknown key, a heartbeat interval that is not below
+Refused by name, like `ConsumerConfig`: an unknown key, a value of the wrong type or out of
+range (`retry.backoff.ms="100"`, `enable.auto.commit="no"`, a `group.instance.id` that Kafka's
+`JoinGroupRequest.validateGroupInstanceId` refuses), a heartbeat interval that is not below
 the session timeout, an unknown assignor, or assignors with no common rebalance protocol.
 The broker's own check (session timeout within group.min/max.session.timeout.ms ->
 INVALID_SESSION_TIMEOUT) happens when the consumer joins, as in Kafka.
@@ -14,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..assignors import get_assignor, select_protocol
-from ..kafka_config import fields_from_properties
+from ..assignors import ASSIGNORS, UnknownAssignorError, get_assignor, select_protocol
+from ..kafka_config import (check_config_bool, check_config_int, check_config_str, config_error,
+                            fields_from_properties)
+from ..topic import illegal_name_reason
 from .styles import CLIENT_STYLES
 
 __all__ = ["ConsumerConfig"]
@@ -34,6 +38,18 @@ _KEYS = {
     "auto.commit.interval.ms": "auto_commit_interval_ms",
     "auto.offset.reset": "auto_offset_reset",
     "partition.assignment.strategy": "partition_assignment_strategy",
+}
+
+# Kafka key -> (minimum, bits) of the numeric settings: INT is 32 bits, LONG 64, as in Kafka's
+# ConsumerConfig. The kit asks for at least 1 where Kafka allows 0 (a zero interval would spin).
+_NUMBERS: dict[str, tuple[int, int]] = {
+    "session.timeout.ms": (1, 32),
+    "heartbeat.interval.ms": (1, 32),
+    "max.poll.interval.ms": (1, 32),
+    "max.poll.records": (1, 32),
+    "retry.backoff.ms": (0, 64),
+    "request.timeout.ms": (1, 32),
+    "auto.commit.interval.ms": (1, 32),
 }
 
 
@@ -59,33 +75,59 @@ class ConsumerConfig:
     client_style: str = "java"
 
     def __post_init__(self) -> None:
+        self._check_types()
         object.__setattr__(self, "partition_assignment_strategy",
                            tuple(self.partition_assignment_strategy))
-        if not self.group_id:
-            raise ValueError("group.id must be set for a consumer in a group")
-        for key in ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms",
-                    "max.poll.records", "request.timeout.ms", "auto.commit.interval.ms"):
-            value = getattr(self, _KEYS[key])
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"Invalid value {value!r} for configuration {key}: Value must "
-                                 f"be at least 1")
-        if self.retry_backoff_ms < 0:
-            raise ValueError(f"Invalid value {self.retry_backoff_ms} for configuration "
-                             f"retry.backoff.ms: Value must be at least 0")
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ValueError(f"heartbeat.interval.ms ({self.heartbeat_interval_ms}) must be "
                              f"lower than session.timeout.ms ({self.session_timeout_ms})")
-        if self.auto_offset_reset not in ("latest", "earliest", "none"):
-            raise ValueError(f"Invalid value {self.auto_offset_reset!r} for configuration "
-                             f"auto.offset.reset: String must be one of: latest, earliest, none")
-        if self.client_style not in CLIENT_STYLES:
+        for name in self.partition_assignment_strategy:
+            try:
+                get_assignor(name)
+            except UnknownAssignorError as exc:  # it lists the known names
+                raise UnknownAssignorError(
+                    f"Invalid value {list(self.partition_assignment_strategy)!r} for "
+                    f"configuration partition.assignment.strategy: {exc}") from None
+        select_protocol(self.assignors())
+
+    def _check_types(self) -> None:
+        """Every field's type and range, by Kafka's key, before any of them is used."""
+        if self.group_id is None or self.group_id == "":
+            raise ValueError("group.id must be set for a consumer in a group")
+        check_config_str("group.id", self.group_id)
+        check_config_str("client.id", self.client_id)
+        instance = self.group_instance_id
+        check_config_str("group.instance.id", instance, nullable=True)
+        if instance is not None and (why := illegal_name_reason(instance)):
+            raise config_error("group.instance.id", instance,
+                               f"{why} (JoinGroupRequest.validateGroupInstanceId); leave it None "
+                               f"for a dynamic member")
+        for key, (at_least, bits) in _NUMBERS.items():
+            check_config_int(key, getattr(self, _KEYS[key]), at_least=at_least, bits=bits)
+        check_config_bool("enable.auto.commit", self.enable_auto_commit)
+        if not isinstance(self.auto_offset_reset, str) \
+                or self.auto_offset_reset not in ("latest", "earliest", "none"):
+            raise config_error("auto.offset.reset", self.auto_offset_reset,
+                               "String must be one of: latest, earliest, none")
+        strategy = self.partition_assignment_strategy
+        known = (f"known assignors: {', '.join(sorted(ASSIGNORS))} (or their Java class names, "
+                 f"e.g. org.apache.kafka.clients.consumer.RangeAssignor)")
+        if isinstance(strategy, str) or not isinstance(strategy, (list, tuple)):
+            what = "one str" if isinstance(strategy, str) else f"a {type(strategy).__name__}"
+            raise config_error("partition.assignment.strategy", strategy,
+                               f"Expected a list or tuple of assignor names, e.g. ['range'] or "
+                               f"['range', 'cooperative-sticky'], not {what} (Java's "
+                               f"ConsumerConfig takes a list of assignor classes); {known}")
+        if not strategy:
+            raise ValueError("partition.assignment.strategy needs at least one assignor; "
+                             + known)
+        for name in strategy:
+            if not isinstance(name, str):
+                raise config_error("partition.assignment.strategy", strategy,
+                                   f"assignor {name!r} is not a name; {known}")
+        if not isinstance(self.client_style, str) or self.client_style not in CLIENT_STYLES:
             raise ValueError(f"client_style must be one of {', '.join(CLIENT_STYLES)}, got "
                              f"{self.client_style!r}")
-        if not self.partition_assignment_strategy:
-            raise ValueError("partition.assignment.strategy needs at least one assignor")
-        for name in self.partition_assignment_strategy:
-            get_assignor(name)  # refuses an unknown name, listing the known ones
-        select_protocol(self.assignors())
 
     def assignors(self) -> list[Any]:
         return [get_assignor(n) for n in self.partition_assignment_strategy]

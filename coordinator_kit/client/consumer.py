@@ -34,6 +34,7 @@ from ..group.api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
 from ..group.classic import CONSUMER_PROTOCOL_TYPE, Protocol
 from ..group.protocol import (ConsumerProtocolAssignment, ConsumerProtocolSubscription,
                               StickyAssignorUserData)
+from ..kafka_config import check_flag
 from ..logs.layout import level_number
 from ..topic import TopicPartition
 from ..trace import LogContext
@@ -173,8 +174,9 @@ class Consumer:
             raise ValueError(f"consumer {config.client_id} must subscribe to at least one topic")
         unknown = [t for t in topics if t not in cluster.topics]
         if unknown:
-            raise ValueError(f"unknown topic(s) {unknown}; the cluster has "
-                             f"{sorted(cluster.topics)}")
+            has = (f"the cluster has {sorted(cluster.topics)}" if cluster.topics else
+                   "the cluster has no data topics (Cluster(topics={'orders': 6}) makes one)")
+            raise ValueError(f"unknown topic(s) {unknown}; {has}")
         _check_int("processing_ms", processing_ms)
         if processing_ms < 0:
             raise ValueError(f"processing_ms must be >= 0, got {processing_ms}")
@@ -367,6 +369,7 @@ class Consumer:
 
     def set_drop_heartbeats(self, drop: bool) -> None:
         self._require_alive("drop the heartbeats of")
+        check_flag("drop", drop)
         self.drop_heartbeats = drop
 
     def resume(self) -> None:

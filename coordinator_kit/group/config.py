@@ -2,8 +2,9 @@
 `GroupCoordinatorConfig`).
 
 `GroupCoordinatorConfig.from_properties({"group.initial.rebalance.delay.ms": 0, ...})` takes the
-keys a learner would put in `server.properties`; an unknown key or an out-of-range value is
-refused by name, as the broker's config validation does.
+keys a learner would put in `server.properties`; an unknown key, a value of the wrong type (a
+str, a float, a bool) or an out-of-range value is refused by name, as the broker's config
+validation (Kafka's `ConfigDef`) does.
 """
 
 from __future__ import annotations
@@ -12,27 +13,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..kafka_config import fields_from_properties
+from ..kafka_config import check_config_int, fields_from_properties
 
 __all__ = ["GroupCoordinatorConfig", "NEW_MEMBER_JOIN_TIMEOUT_MS"]
 
 # Not a config in Kafka: how long a member that joined may take to complete its first join.
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
 
-# Kafka key -> (attribute, minimum)
-_KEYS: dict[str, tuple[str, int]] = {
-    "group.min.session.timeout.ms": ("group_min_session_timeout_ms", 0),
-    "group.max.session.timeout.ms": ("group_max_session_timeout_ms", 0),
-    "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", 0),
-    "group.max.size": ("group_max_size", 1),
-    "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", 1),
-    "offsets.retention.minutes": ("offsets_retention_minutes", 1),
-    "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", 1),
-    "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 0),
-    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", 1),
-    "offsets.topic.replication.factor": ("offsets_topic_replication_factor", 1),
-    "group.coordinator.append.linger.ms": ("append_linger_ms", 0),
-    "group.coordinator.threads": ("threads", 1),
+# Kafka key -> (attribute, minimum, bits): Kafka defines them as INT (32 bits), except
+# offsets.topic.replication.factor, a SHORT (16), and offsets.retention.check.interval.ms, a LONG
+# (64).
+_KEYS: dict[str, tuple[str, int, int]] = {
+    "group.min.session.timeout.ms": ("group_min_session_timeout_ms", 0, 32),
+    "group.max.session.timeout.ms": ("group_max_session_timeout_ms", 0, 32),
+    "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", 0, 32),
+    "group.max.size": ("group_max_size", 1, 32),
+    "offsets.commit.timeout.ms": ("offsets_commit_timeout_ms", 1, 32),
+    "offsets.retention.minutes": ("offsets_retention_minutes", 1, 32),
+    "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", 1, 64),
+    "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 0, 32),
+    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", 1, 32),
+    "offsets.topic.replication.factor": ("offsets_topic_replication_factor", 1, 16),
+    "group.coordinator.append.linger.ms": ("append_linger_ms", 0, 32),
+    "group.coordinator.threads": ("threads", 1, 32),
 }
 
 
@@ -52,11 +55,8 @@ class GroupCoordinatorConfig:
     threads: int = 1
 
     def __post_init__(self) -> None:
-        for key, (attr, low) in _KEYS.items():
-            value = getattr(self, attr)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"Invalid value {value!r} for configuration {key}: Value must be "
-                                 f"at least {low}")
+        for key, (attr, at_least, bits) in _KEYS.items():
+            check_config_int(key, getattr(self, attr), at_least=at_least, bits=bits)
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ValueError(
                 f"group.min.session.timeout.ms ({self.group_min_session_timeout_ms}) must not be "
@@ -68,9 +68,9 @@ class GroupCoordinatorConfig:
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> GroupCoordinatorConfig:
-        attr_of = {key: attr for key, (attr, _) in _KEYS.items()}
+        attr_of = {key: attr for key, (attr, _, _) in _KEYS.items()}
         return cls(**fields_from_properties(props, attr_of, "group coordinator"))
 
     def to_properties(self) -> dict[str, int]:
-        by_attr = {attr: key for key, (attr, _) in _KEYS.items()}
+        by_attr = {attr: key for key, (attr, _, _) in _KEYS.items()}
         return {by_attr[f.name]: getattr(self, f.name) for f in fields(self)}

@@ -29,6 +29,7 @@ from operator import itemgetter
 
 from ..clock import Scheduler, TimerHandle
 from ..errors import Errors, KafkaError
+from ..kafka_config import check_whole
 from ..topic import TopicPartition
 from ..logs.catalogue import template
 from ..logs.layout import level_number
@@ -632,9 +633,16 @@ class ReplicatedPartition:
 
     def fail_next_append(self, error: Errors = Errors.KAFKA_STORAGE_ERROR,
                          message: str | None = None, count: int = 1) -> None:
-        """The next `count` appends on the leader fail with `error`."""
-        if count < 1:
-            raise ValueError(f"count must be >= 1, got {count}")
+        """The next `count` appends on the leader fail with `error` (an `Errors` member)."""
+        if error is Errors.NONE:
+            raise ValueError("error=Errors.NONE is success, not a failure: pass an error such as "
+                             "Errors.KAFKA_STORAGE_ERROR")
+        if not isinstance(error, Errors):
+            how = (f"pass Errors.{error}" if isinstance(error, str) and error in Errors.__members__
+                   else "e.g. Errors.KAFKA_STORAGE_ERROR or Errors.NOT_ENOUGH_REPLICAS")
+            raise TypeError(f"error is an Errors member (from coordinator_kit.errors import "
+                            f"Errors), got {error!r}: {how}")
+        check_whole("count", count, at_least=1)
         with self._lock:
             self._append_failures.extend(error.exception(message) for _ in range(count))
 

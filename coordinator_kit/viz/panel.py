@@ -190,6 +190,9 @@ class ControlPanel:
         else:
             raise TypeError(f"ControlPanel needs a Cluster or a Recording, got "
                             f"{type(source).__name__}")
+        if group_id is not None and (not isinstance(group_id, str) or not group_id):
+            raise TypeError(f"group_id is a group id (a non-empty str), or None for the selected "
+                            f"consumer's group, got {group_id!r}")
         cluster = self.cluster
         self._group_id = group_id
         self.log_lines = log_lines
