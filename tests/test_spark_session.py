@@ -78,14 +78,22 @@ def test_a_fresh_session_writes_nothing_on_stderr_but_errors():
     assert "ERROR test: a real error" in done.stderr, done.stderr
 
 
-def test_a_jvm_that_does_not_start_is_named_with_what_it_printed(monkeypatch):
+def test_a_jvm_that_does_not_start_is_named_with_what_it_printed():
+    """In a fresh process (this one may already have a JVM): with no Java where JAVA_HOME
+    points, the error says so, with what spark-submit printed."""
     pytest.importorskip("pyspark")
-    from pyspark import SparkContext
-
-    if SparkContext._gateway is not None:
-        pytest.skip("a JVM is already running in this process")
-    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
-    monkeypatch.setenv("JAVA_HOME", "/nonexistent-java-home")
-    with pytest.raises(RuntimeError, match="(?s)did not start.*Java 17.*nonexistent-java-home"):
-        session._start_jvm({"spark.master": "local[1]", "spark.app.name": "t"})
-    assert SparkContext._gateway is None
+    script = (
+        "from coordinator_kit.spark import session\n"
+        "from pyspark import SparkContext\n"
+        "try:\n"
+        "    session._start_jvm({'spark.master': 'local[1]', 'spark.app.name': 't'})\n"
+        "except RuntimeError as e:\n"
+        "    assert SparkContext._gateway is None\n"
+        "    print(e)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_GATEWAY_PORT"}
+    env.update(PYTHONPATH=str(REPO), JAVA_HOME="/nonexistent-java-home")
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "the Spark driver JVM did not start" in done.stdout
+    assert "Java 17" in done.stdout and "/nonexistent-java-home" in done.stdout
