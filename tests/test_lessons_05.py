@@ -448,3 +448,15 @@ def test_describe_run_tells_silences_moves_and_second_expiries(session):
     assert both.sentences[3].startswith("At 63.1 s (09:01:03,103) consumer-2-87621faf of "
                                         "group-1 was removed because its session expired as "
                                         "well: the coordinator had last heard from it at 18.1 s")
+
+
+@pytest.mark.spark
+def test_describe_run_tells_a_silence_still_open_and_when_it_would_expire(session):
+    """A crashed member stays in the group until its session expires: 20 s after the crash the
+    logs hold no removal yet, only a session timer not re-armed since 18.1 s."""
+    told = _told(session, ("crash", "consumer-2"), run_ms=20_000)
+    assert told.sentences[2] == (
+        "The coordinator has not heard from consumer-2-87621faf of group-1 since 18.1 s "
+        "(09:00:18,103): 21 897 ms by 40.0 s. If it stays silent, its session expires at 63.1 s "
+        "(09:01:03,103), session.timeout.ms after that.")
+    assert told.sentences[-1] == "The account ends at 40.0 s, where the run stands now."

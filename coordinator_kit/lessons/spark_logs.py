@@ -56,7 +56,7 @@ __all__ = [
     "problem_table", "line_table", "classify_table", "episode_table", "departure_table",
     "load_table", "gap_table", "generation_causes", "cause_table", "WrapTable",
     # a run, in words
-    "describe_run", "RunAccount", "SILENCE_TOLD_MS",
+    "describe_run", "RunAccount", "SILENCE_TOLD_MS", "OPEN_SILENCE_TOLD_MS",
     # pictures
     "episode_chart", "state_chart", "gap_chart",
     # runs the lesson writes itself
@@ -570,6 +570,10 @@ def cause_table(causes: Any, *, groups: Sequence[str] | None = None,
 # A pause shorter than the session timeout leaves no line at INFO; at DEBUG it shows as a long
 # gap between two re-arms of the member's session timer. Gaps from this long are told.
 SILENCE_TOLD_MS = 10_000
+# A member the coordinator has not heard from for this long when the logs end (a heartbeat
+# every 3 s, an offset commit every 5 s when healthy) is told as silent, with when its session
+# would expire.
+OPEN_SILENCE_TOLD_MS = 5_000
 
 
 class RunAccount:
@@ -743,8 +747,8 @@ def describe_run(events: Any, *, now_ms: int | None = None,
     F = _F()
     episodes = collect(rebalance_episodes(events)).to_dict("records")
     departures = collect(member_departures(events)).to_dict("records")
-    gaps = collect(heartbeat_gaps(events, basis="broker").where(F.col("gap_ms").isNotNull())
-                   ).to_dict("records")
+    rearms = collect(heartbeat_gaps(events, basis="broker")).to_dict("records")
+    gaps = [g for g in rearms if not _missing(g["gap_ms"])]
     loads = collect(coordinator_loads(events)).to_dict("records")
     last = events.agg(F.max("ts")).collect()[0][0]
 
@@ -770,7 +774,23 @@ def describe_run(events: Any, *, now_ms: int | None = None,
                          f"(a pause, or heartbeats lost on the way)."))
     told.sort(key=lambda t: (_seconds(t[0], DEFAULT_START), t[1]))
     sentences = [t[2] for t in told]
-    only_joins = all(t[1] == 0 for t in told) and all(
+    now = now_ms / 1000 if now_ms is not None else \
+        (_seconds(last, DEFAULT_START) if last is not None else None)
+    silent = []
+    last_rows = {(g["group"], g["member"]): g for g in rearms}     # ordered by time: the last
+    for g in last_rows.values():
+        heard = _seconds(g["ts"], DEFAULT_START)
+        if g["event"] != "timer_registered" or now is None or \
+                (now - heard) * 1000 < OPEN_SILENCE_TOLD_MS:
+            continue
+        ts = g["ts"].to_pydatetime() if hasattr(g["ts"], "to_pydatetime") else g["ts"]
+        expires = ts + timedelta(milliseconds=session_timeout_ms)
+        silent.append(f"The coordinator has not heard from {_short_text(g['member'])} of "
+                      f"{g['group']} since {_at(g['ts'])}: {_ms_text(round((now - heard) * 1000))} "
+                      f"by {now:,.1f} s. If it stays silent, its session expires at "
+                      f"{_at(expires)}, session.timeout.ms after that.")
+    sentences += silent
+    only_joins = not silent and all(t[1] == 0 for t in told) and all(
         _cause_of(r["reason"] if isinstance(r["reason"], str) else "")[0] == "joined"
         for r in episodes)
     until = f"{now_ms / 1000:,.1f} s, where the run stands now" if now_ms is not None else \
