@@ -232,6 +232,10 @@ def test_check_longest_silence():
 def test_quick_jvm_keeps_the_kits_quiet_log4j_file():
     opts = sl.quick_jvm()["spark.driver.extraJavaOptions"]
     assert opts.startswith("-Dlog4j2.configurationFile=file:") and opts.endswith(sl.QUICK_JVM_FLAGS)
+    # the fast compiler alone gets a 48 MB code cache, which the notebook fills ("CodeCache is
+    # full. Compiler has been disabled." on stderr): the flags give back the default 240 MB
+    assert sl.QUICK_JVM_FLAGS.split() == ["-XX:TieredStopAtLevel=1",
+                                          "-XX:ReservedCodeCacheSize=240m"]
 
 
 def test_lesson_module_exports_what_it_names():

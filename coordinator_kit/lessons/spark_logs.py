@@ -8,8 +8,9 @@ quarantine, the analyses of `coordinator_kit.spark.analyses`) on three kinds of 
   (`client-NAME.log`) logs in Kafka's log4j layout. Each folder is a separate cluster (a *run*)
   whose virtual clock starts at the same instant and whose group is often called ``group-1``,
   so the lesson qualifies group ids with the folder name before analysing them together;
-* logs the lesson writes itself from a seeded cluster (`pause_run`, the "Try it" panel), with
-  `write_logs`, in the datasets' layout;
+* logs the lesson writes itself from a seeded cluster (`pause_run`, the crash demo, the "Try it"
+  panel), with `write_logs`, in the datasets' layout; `describe_run` tells such a run in plain
+  sentences, from what Spark reads back;
 * ``notebooks/data/seed001_consumer.log`` - the consumer log excerpt a 2016 blog post on Kafka's
   coordinators quotes (its source line numbers are Kafka 0.9.0.1's), in Kafka's log4j layout
   (see notebooks/data/README.md for the source and how it was built).
@@ -50,7 +51,7 @@ __all__ = [
     "REPO", "DATASETS", "DATA", "SEED_LOG", "SEED_APPENDER_LINE", "dataset_runs", "dataset_logs",
     # loading
     "LoadedLogs", "load", "collect", "with_run", "qualify_groups", "in_run", "session_facts",
-    "quick_jvm", "QUICK_JVM_FLAGS",
+    "quick_jvm", "QUICK_JVM_FLAGS", "QUICK_JVM_OPTIONS",
     # views
     "table", "schema_table", "sample_table", "event_counts", "totals", "kind_table",
     "problem_table", "line_table", "classify_table", "episode_table", "departure_table",
@@ -226,7 +227,15 @@ def collect(df: Any, max_rows: int = 5_000) -> Any:
 # The JVM's fast (C1) compiler only: a short, interactive session spends most of its CPU
 # compiling Spark's own code with the optimising C2 compiler, which pays off only in jobs that
 # run for many minutes. Measured on this kit's notebook 5: about half the CPU and wall time.
-QUICK_JVM_FLAGS = "-XX:TieredStopAtLevel=1"
+# With the fast compiler alone the JVM reserves only 48 MB for compiled code (240 MB in its
+# default mode); this notebook fills that, and the JVM then stops compiling altogether ("CodeCache
+# is full. Compiler has been disabled." on stderr), so the second flag gives back the 240 MB.
+QUICK_JVM_OPTIONS = {
+    "-XX:TieredStopAtLevel=1": "fast JIT compiler only: quicker warm-up for short work",
+    "-XX:ReservedCodeCacheSize=240m": "room for compiled code, as in the JVM's default mode "
+                                      "(the fast compiler alone gets 48 MB)",
+}
+QUICK_JVM_FLAGS = " ".join(QUICK_JVM_OPTIONS)
 
 
 def quick_jvm() -> dict[str, str]:
@@ -254,9 +263,8 @@ def session_facts(spark: Any) -> Table:
          "why": "bad casts fail loudly: the parser uses try_cast for fields that may be missing"},
     ]
     jvm = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
-    if QUICK_JVM_FLAGS in jvm:
-        rows.append({"setting": "driver JVM", "value": QUICK_JVM_FLAGS,
-                     "why": "fast JIT compiler only: quicker warm-up for short work"})
+    rows += [{"setting": "driver JVM", "value": flag, "why": why}
+             for flag, why in QUICK_JVM_OPTIONS.items() if flag in jvm.split()]
     return Table(rows, ["setting", "value", "why"], title="the kit's Spark session")
 
 
