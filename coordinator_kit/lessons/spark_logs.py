@@ -248,7 +248,7 @@ def quick_jvm() -> dict[str, str]:
             f"-Dlog4j2.configurationFile={log4j} {QUICK_JVM_FLAGS}"}
 
 
-def session_facts(spark: Any) -> Table:
+def session_facts(spark: Any) -> WrapTable:
     """The settings of the session that make its output the same everywhere."""
     conf = spark.conf
     rows = [
@@ -265,7 +265,8 @@ def session_facts(spark: Any) -> Table:
     jvm = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
     rows += [{"setting": "driver JVM", "value": flag, "why": why}
              for flag, why in QUICK_JVM_OPTIONS.items() if flag in jvm.split()]
-    return Table(rows, ["setting", "value", "why"], title="the kit's Spark session")
+    return WrapTable(rows, ["setting", "value", "why"], title="the kit's Spark session",
+                     wrap={"why": "20em"})
 
 
 # ---------------------------------------------------------------------------------------------
