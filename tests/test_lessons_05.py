@@ -92,6 +92,48 @@ def test_table_prints_times_like_the_logs_and_shortens_member_ids():
         sl.table(pdf, ["nope"])
 
 
+def _episodes_frame():
+    import pandas as pd
+
+    ts = pd.to_datetime(["2025-03-03 09:00:10.005", "2025-03-03 09:00:12.103",
+                         "2025-03-03 09:01:03.103", "2025-03-03 09:01:03.203"])
+    return pd.DataFrame({
+        "group": ["group-1", "group-1"], "start_ts": [ts[0], ts[2]], "end_ts": [ts[1], ts[3]],
+        "duration_ms": [2098, 100], "end_state": ["Stable", "Stable"],
+        "generation_before": [1, 2], "generation_after": [2, 3],
+        "members_before": [1, 2], "members_after": [2, 1], "restarts": [0, 0],
+        "reason": ["Adding new member consumer-2-87621faf-48ea-40a4-91ef-2829dae08a32 with group "
+                   "instance id null; client reason: need to re-join with the given member-id: "
+                   "consumer-2-87621faf-48ea-40a4-91ef-2829dae08a32",
+                   "removing member consumer-2-87621faf-48ea-40a4-91ef-2829dae08a32 on heartbeat "
+                   "expiration."]})
+
+
+def test_the_episode_table_shows_each_reason_in_full_under_its_episode():
+    """The reason GroupMetadataManager.prepareRebalance logs is never cut: it has a line of its
+    own under the episode's figures, in the text and in the HTML (member ids shortened)."""
+    t = sl.episode_table(_episodes_frame())
+    text, page = repr(t), t._repr_html_()
+    assert "…" not in text and "…" not in page
+    lines = text.splitlines()
+    assert lines[-1] == "    reason: removing member consumer-2-87621faf on heartbeat expiration."
+    assert "client reason: need to re-join with the given member-id: consumer-2-87621faf" in text
+    assert "reason" not in lines[1], "the reason is not a column of the figures"
+    assert page.count("<tr style=") == 4 and "colspan='6'" in page
+    assert "white-space:nowrap" in page and "heartbeat expiration" in page
+
+
+def test_wrap_table_wraps_or_moves_below_only_the_named_columns():
+    t = sl.WrapTable([{"a": "x", "reason": "a long reason", "b": None},
+                      {"a": "y", "reason": "short", "b": "under"}], ["a", "reason", "b"],
+                     wrap={"reason": "9em"}, below=["b"])
+    page = t._repr_html_()
+    assert "white-space:normal; min-width:9em'>a long reason" in page
+    assert "white-space:nowrap'>x<" in page
+    assert page.count("<tr style=") == 3, "a line below only where the row has a value"
+    assert repr(t).splitlines()[-3:] == ["x  a long reason", "y  short", "    b: under"]
+
+
 @pytest.mark.parametrize("reason, cause, member", [
     ("Adding new member consumer-2-87621faf-48ea-40a4-91ef-2829dae08a32 with group instance id "
      "null; client reason: need to re-join with the given member-id: consumer-2-87621faf-48ea-"
@@ -190,6 +232,10 @@ def test_check_longest_silence():
 def test_quick_jvm_keeps_the_kits_quiet_log4j_file():
     opts = sl.quick_jvm()["spark.driver.extraJavaOptions"]
     assert opts.startswith("-Dlog4j2.configurationFile=file:") and opts.endswith(sl.QUICK_JVM_FLAGS)
+    # the fast compiler alone gets a 48 MB code cache, which the notebook fills ("CodeCache is
+    # full. Compiler has been disabled." on stderr): the flags give back the default 240 MB
+    assert sl.QUICK_JVM_FLAGS.split() == ["-XX:TieredStopAtLevel=1",
+                                          "-XX:ReservedCodeCacheSize=240m"]
 
 
 def test_lesson_module_exports_what_it_names():
@@ -208,9 +254,19 @@ def test_notebook_shape():
     markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     assert "Try it" in markdown and "## Exercises" in markdown
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    assert code[0].startswith("# NBVAL_IGNORE_OUTPUT") and "get_session(" in code[0]
-    assert any("ControlPanel(" in c for c in code)
-    assert any("write_logs(panel.cluster)" in c for c in code), "Try it re-runs the pipeline"
+    # the session starts silently: its cell's output is checked (none), no stderr anywhere
+    assert "get_session(" in code[0] and "NBVAL_IGNORE_OUTPUT" not in code[0]
+    assert not [o for o in cells[[c["cell_type"] for c in cells].index("code")]["outputs"]]
+    panel_at = next(i for i, c in enumerate(code) if "ControlPanel(" in c)
+    # the Try-it panel stays fresh after Run All: no cell drives it, the demo has a run of its
+    # own, and the cell after the panel describes the learner's run
+    assert not any(".click()" in c or "panel.recording.act" in c for c in code)
+    assert not any(re.search(r"\bpanel\s*[.=]", c) for c in code[:panel_at])
+    assert "write_logs(panel.cluster" in code[panel_at + 1]
+    assert "describe_run(yours.events" in code[panel_at + 1]
+    assert any("describe_run(crashed.events" in c for c in code[:panel_at])
+    assert "describes **your** run" in markdown
+    assert "<details>" not in markdown, "worked answers live in the teacher copy"
     for name in ("rebalance_episodes", "member_departures", "heartbeat_gaps",
                  "coordinator_loads", "group_state_timeline"):
         assert any(name + "(" in c for c in code), name
@@ -329,3 +385,82 @@ def test_spark_heartbeat_gaps_of_the_pause_run(session):
     assert list(closing["gap_ms"]) == [sl.SESSION_TIMEOUT_MS]
     svg = sl.gap_chart(pdf).svg
     assert "session.timeout.ms" in svg and "removed: session expired after 45,000 ms" in svg
+
+
+# -- a run, in words (describe_run) -----------------------------------------------------------
+
+def _told(session, *actions, run_ms=60_000):
+    """describe_run of a fresh stable_group with `actions` applied through a Recording (what the
+    Try-it panel's buttons call), broker logs at DEBUG as the notebook writes them."""
+    from coordinator_kit.lessons import heartbeats as hb
+    from coordinator_kit.recording import Recording
+
+    rec = Recording(hb.stable_group())
+    for action in actions:
+        rec.act(*action)
+    if run_ms:
+        rec.run_for(run_ms)
+    logs = sl.load(sl.write_logs(rec.cluster, broker_level="DEBUG", name="told"), session)
+    return sl.describe_run(logs.events, now_ms=rec.cluster.scheduler.now)
+
+
+@pytest.mark.spark
+def test_describe_run_of_a_crash_names_the_expiry_and_the_last_heartbeat(session):
+    """expireClassicGroupMemberHeartbeat: the member is removed session.timeout.ms after the
+    coordinator last re-armed its timer (18.1 s here), not after the crash (20 s)."""
+    told = _told(session, ("crash", "consumer-2"))
+    assert len(told) == 4
+    assert told.sentences[0].startswith("Generation 1 of group-1 started at 0.0 s "
+                                        "(09:00:00,005) when consumer-1-2ccb1916 joined the "
+                                        "empty group; the group was Stable with 1 member")
+    third = told.sentences[2]
+    assert third.startswith("Generation 3 of group-1 started at 63.1 s (09:01:03,103) because "
+                            "consumer-2-87621faf's session expired (heartbeat expiration): the "
+                            "coordinator had last heard from it at 18.1 s (09:00:18,103), "
+                            "45 000 ms earlier")
+    assert "Stable again with 1 member at 63.2 s (09:01:03,203), 100 ms later." in third
+    assert told.sentences[-1] == "The account ends at 80.0 s, where the run stands now."
+    assert "heartbeat expiration" in told._repr_html_() and "<ol" in told._repr_html_()
+
+
+@pytest.mark.spark
+def test_describe_run_of_an_untouched_panel_says_nothing_happened(session):
+    told = _told(session, run_ms=0)
+    assert len(told) == 3
+    assert told.sentences[-1] == ("Nothing else happened up to 20.0 s, where the run stands "
+                                  "now: no member left or failed, and the coordinator did not "
+                                  "move.")
+
+
+@pytest.mark.spark
+def test_describe_run_tells_silences_moves_and_second_expiries(session):
+    # a 30 s pause: under session.timeout.ms, the member stays; only DEBUG re-arms show it
+    paused = _told(session, ("pause", "consumer-1", 30_000))
+    assert "The coordinator went 31 898 ms without hearing from consumer-1-2ccb1916, from " \
+           "18.1 s (09:00:18,103) to 50.0 s (09:00:50,001): less than session.timeout.ms" in paused
+    assert not any(s.startswith("Generation 3") for s in paused)
+    # a coordinator move (CoordinatorRuntime.scheduleUnloadOperation, scheduleLoadOperation):
+    # the old leader's unload is told before the new leader's load at the same instant
+    moved = _told(session, ("move_coordinator", 2, 0))
+    assert [s.split(":")[0][:30] for s in moved.sentences[2:4]] == \
+        ["At 20.0 s (09", "At 20.0 s (09"]
+    assert "broker 2 unloaded __consumer_offsets-2" in moved.sentences[2]
+    assert "broker 0 loaded __consumer_offsets-2 (leader epoch 1)" in moved.sentences[3]
+    # both consumers crash: one expiry starts the rebalance, the other is told on its own
+    both = _told(session, ("crash", "consumer-1"), ("crash", "consumer-2"))
+    assert "the group was Empty at 63.1 s (09:01:03,103)" in both.sentences[2]
+    assert both.sentences[3].startswith("At 63.1 s (09:01:03,103) consumer-2-87621faf of "
+                                        "group-1 was removed because its session expired as "
+                                        "well: the coordinator had last heard from it at 18.1 s")
+
+
+@pytest.mark.spark
+def test_describe_run_tells_a_silence_still_open_and_when_it_would_expire(session):
+    """A crashed member stays in the group until its session expires: 20 s after the crash the
+    logs hold no removal yet, only a session timer not re-armed since 18.1 s."""
+    told = _told(session, ("crash", "consumer-2"), run_ms=20_000)
+    assert told.sentences[2] == (
+        "The coordinator has not heard from consumer-2-87621faf of group-1 since 18.1 s "
+        "(09:00:18,103): 21 897 ms by 40.0 s. If it stays silent, its session expires at 63.1 s "
+        "(09:01:03,103), session.timeout.ms after that.")
+    assert told.sentences[-1] == "The account ends at 40.0 s, where the run stands now."

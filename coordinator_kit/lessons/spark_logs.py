@@ -8,8 +8,9 @@ quarantine, the analyses of `coordinator_kit.spark.analyses`) on three kinds of 
   (`client-NAME.log`) logs in Kafka's log4j layout. Each folder is a separate cluster (a *run*)
   whose virtual clock starts at the same instant and whose group is often called ``group-1``,
   so the lesson qualifies group ids with the folder name before analysing them together;
-* logs the lesson writes itself from a seeded cluster (`pause_run`, the "Try it" panel), with
-  `write_logs`, in the datasets' layout;
+* logs the lesson writes itself from a seeded cluster (`pause_run`, the crash demo, the "Try it"
+  panel), with `write_logs`, in the datasets' layout; `describe_run` tells such a run in plain
+  sentences, from what Spark reads back;
 * ``notebooks/data/seed001_consumer.log`` - the consumer log excerpt a 2016 blog post on Kafka's
   coordinators quotes (its source line numbers are Kafka 0.9.0.1's), in Kafka's log4j layout
   (see notebooks/data/README.md for the source and how it was built).
@@ -26,7 +27,9 @@ as the Spark loader, or the kit's trace).
 from __future__ import annotations
 
 import atexit
+import html
 import math
+import textwrap
 import re
 import shutil
 import tempfile
@@ -48,11 +51,13 @@ __all__ = [
     "REPO", "DATASETS", "DATA", "SEED_LOG", "SEED_APPENDER_LINE", "dataset_runs", "dataset_logs",
     # loading
     "LoadedLogs", "load", "collect", "with_run", "qualify_groups", "in_run", "session_facts",
-    "quick_jvm", "QUICK_JVM_FLAGS",
+    "quick_jvm", "QUICK_JVM_FLAGS", "QUICK_JVM_OPTIONS",
     # views
     "table", "schema_table", "sample_table", "event_counts", "totals", "kind_table",
     "problem_table", "line_table", "classify_table", "episode_table", "departure_table",
-    "load_table", "gap_table", "generation_causes", "cause_table",
+    "load_table", "gap_table", "generation_causes", "cause_table", "WrapTable",
+    # a run, in words
+    "describe_run", "RunAccount", "SILENCE_TOLD_MS", "OPEN_SILENCE_TOLD_MS",
     # pictures
     "episode_chart", "state_chart", "gap_chart",
     # runs the lesson writes itself
@@ -222,7 +227,15 @@ def collect(df: Any, max_rows: int = 5_000) -> Any:
 # The JVM's fast (C1) compiler only: a short, interactive session spends most of its CPU
 # compiling Spark's own code with the optimising C2 compiler, which pays off only in jobs that
 # run for many minutes. Measured on this kit's notebook 5: about half the CPU and wall time.
-QUICK_JVM_FLAGS = "-XX:TieredStopAtLevel=1"
+# With the fast compiler alone the JVM reserves only 48 MB for compiled code (240 MB in its
+# default mode); this notebook fills that, and the JVM then stops compiling altogether ("CodeCache
+# is full. Compiler has been disabled." on stderr), so the second flag gives back the 240 MB.
+QUICK_JVM_OPTIONS = {
+    "-XX:TieredStopAtLevel=1": "fast JIT compiler only: quicker warm-up for short work",
+    "-XX:ReservedCodeCacheSize=240m": "room for compiled code, as in the JVM's default mode "
+                                      "(the fast compiler alone gets 48 MB)",
+}
+QUICK_JVM_FLAGS = " ".join(QUICK_JVM_OPTIONS)
 
 
 def quick_jvm() -> dict[str, str]:
@@ -235,7 +248,7 @@ def quick_jvm() -> dict[str, str]:
             f"-Dlog4j2.configurationFile={log4j} {QUICK_JVM_FLAGS}"}
 
 
-def session_facts(spark: Any) -> Table:
+def session_facts(spark: Any) -> WrapTable:
     """The settings of the session that make its output the same everywhere."""
     conf = spark.conf
     rows = [
@@ -250,10 +263,10 @@ def session_facts(spark: Any) -> Table:
          "why": "bad casts fail loudly: the parser uses try_cast for fields that may be missing"},
     ]
     jvm = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
-    if QUICK_JVM_FLAGS in jvm:
-        rows.append({"setting": "driver JVM", "value": QUICK_JVM_FLAGS,
-                     "why": "fast JIT compiler only: quicker warm-up for short work"})
-    return Table(rows, ["setting", "value", "why"], title="the kit's Spark session")
+    rows += [{"setting": "driver JVM", "value": flag, "why": why}
+             for flag, why in QUICK_JVM_OPTIONS.items() if flag in jvm.split()]
+    return WrapTable(rows, ["setting", "value", "why"], title="the kit's Spark session",
+                     wrap={"why": "20em"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,17 +344,19 @@ def schema_table(df: Any) -> Table:
     return Table(rows, ["column", "Spark type", "holds"], title="typed columns of the events")
 
 
-_SAMPLE_COLUMNS = ["ts", "level", "source", "event", "group", "member", "generation", "state",
-                   "reason", "partition", "epoch", "duration_ms", "template"]
+_SAMPLE_COLUMNS = ["ts", "event", "group", "member", "generation", "state", "template",
+                   "reason"]
 
 
 def sample_table(events: Any, run: str, file: str, n: int = 8,
-                 columns: Sequence[str] = _SAMPLE_COLUMNS) -> Table:
-    """The first `n` events of one file of one run, in line order."""
+                 columns: Sequence[str] = _SAMPLE_COLUMNS) -> WrapTable:
+    """The first `n` events of one file of one run, in line order; a reason is printed in full
+    under its row."""
     F = _F()
     rows = in_run(events, run).where(F.col("file").endswith("/" + file)) \
         .orderBy("line").limit(n).select(*columns)
-    return table(rows, title=f"{run}/{file}: the first {n} events", width=48)
+    t = table(rows, title=f"{run}/{file}: the first {n} events", width=None)
+    return WrapTable(t.rows, t.columns, title=t.title, below=["reason"])
 
 
 def event_counts(events: Any) -> Table:
@@ -414,8 +429,59 @@ def classify_table(lines: Sequence[str]) -> Table:
     return Table(rows, ["line", "kind", "event / problem"], title="one line at a time")
 
 
-def episode_table(episodes: Any, *, title: str = "rebalance episodes") -> Table:
-    """`rebalance_episodes` as a table: generations, times, duration, reason, members."""
+class WrapTable(Table):
+    """A `Table` that shows long texts in full instead of cutting them: a `wrap` column wraps
+    at a width of its own (CSS length), a `below` column is printed under its row (where the
+    row has a value), across the table; every other column stays on one line."""
+
+    def __init__(self, rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None,
+                 title: str | None = None, *, wrap: Mapping[str, str] | None = None,
+                 below: Sequence[str] = ()) -> None:
+        super().__init__(rows, columns, title)
+        self.wrap = dict(wrap or {})
+        self.below = [c for c in below if c in self.columns]
+        self.shown = [c for c in self.columns if c not in self.below]
+
+    def _td(self, column: str, value: Any, tag: str = "td") -> str:
+        if column in self.wrap:
+            style = f"text-align:left; white-space:normal; min-width:{self.wrap[column]}"
+        else:
+            style = "text-align:left; white-space:nowrap"
+        return f"<{tag} style='{style}'>{html.escape(self._cell(value))}</{tag}>"
+
+    def __repr__(self) -> str:
+        lines = repr(Table(self.rows, self.shown, title=self.title)).split("\n")
+        head = len(lines) - len(self.rows) if self.rows else len(lines)
+        out = lines[:head]
+        for line, row in zip(lines[head:], self.rows):
+            out.append(line)
+            out += [f"    {c}: {self._cell(row.get(c))}" for c in self.below
+                    if row.get(c) is not None]
+        return "\n".join(out)
+
+    def _repr_html_(self) -> str:
+        head = "".join(self._td(c, c, "th") for c in self.shown)
+        body = []
+        for i, r in enumerate(self.rows):
+            # a row and its lines below share one background (JupyterLab stripes rows)
+            bg = "background:transparent" if i % 2 else "background:rgba(0,0,0,0.04)"
+            body.append(f"<tr style='{bg}'>" + "".join(self._td(c, r.get(c)) for c in self.shown)
+                        + "</tr>")
+            for c in self.below:
+                if r.get(c) is not None:
+                    body.append(f"<tr style='{bg}'><td></td><td colspan='{len(self.shown) - 1}' "
+                                f"style='text-align:left; white-space:normal; padding-top:0; "
+                                f"color:#455a64'>{html.escape(c)}: "
+                                f"{html.escape(self._cell(r.get(c)))}</td></tr>")
+        caption = (f"<caption style='text-align:left'><b>{html.escape(self.title)}</b></caption>"
+                   if self.title else "")
+        return (f"<table>{caption}<thead><tr>{head}</tr></thead>"
+                f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def episode_table(episodes: Any, *, title: str = "rebalance episodes") -> WrapTable:
+    """`rebalance_episodes` as a table: generations, times, duration, members, the state the
+    episode ended in, and under each episode the reason in full (member ids shortened)."""
     pdf = episodes if hasattr(episodes, "iterrows") else collect(episodes)
     rows = []
     for r in pdf.to_dict("records"):
@@ -429,9 +495,9 @@ def episode_table(episodes: Any, *, title: str = "rebalance episodes") -> Table:
                      "ms": _cell(r["duration_ms"], False, None),
                      "members": f"{_dash(mb)} → {_dash(ma)}",
                      "ended": r["end_state"] if not _missing(r["end_state"]) else None,
-                     "reason": _cell(r["reason"], False, 46)})
-    return Table(rows, ["group", "generation", "start", "end", "ms", "members", "ended", "reason"],
-                 title=title)
+                     "reason": _cell(r["reason"], False, None)})
+    return WrapTable(rows, ["group", "generation", "start", "end", "ms", "members", "ended",
+                            "reason"], title=title, below=["reason"])
 
 
 def _dash(value: Any) -> str:
@@ -504,6 +570,246 @@ def cause_table(causes: Any, *, groups: Sequence[str] | None = None,
                           "duration_ms"],
                  rename={"generation_after": "generation", "start_ts": "rebalance started",
                          "caused_by": "member", "duration_ms": "rebalance (ms)"}, title=title)
+
+
+# ---------------------------------------------------------------------------------------------
+# A run, in words
+# ---------------------------------------------------------------------------------------------
+
+# A pause shorter than the session timeout leaves no line at INFO; at DEBUG it shows as a long
+# gap between two re-arms of the member's session timer. Gaps from this long are told.
+SILENCE_TOLD_MS = 10_000
+# A member the coordinator has not heard from for this long when the logs end (a heartbeat
+# every 3 s, an offset commit every 5 s when healthy) is told as silent, with when its session
+# would expire.
+OPEN_SILENCE_TOLD_MS = 5_000
+
+
+class RunAccount:
+    """A run told in a few sentences, in time order (text/plain and an HTML list)."""
+
+    def __init__(self, title: str, sentences: Sequence[str]) -> None:
+        self.title = title
+        self.sentences = list(sentences)
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def __iter__(self) -> Any:
+        return iter(self.sentences)
+
+    def __contains__(self, text: str) -> bool:
+        return any(text in s for s in self.sentences)
+
+    def __repr__(self) -> str:
+        out = [self.title]
+        for i, s in enumerate(self.sentences, 1):
+            out += textwrap.wrap(s, 96, initial_indent=f"{i}. ", subsequent_indent="   ")
+        return "\n".join(out)
+
+    def _repr_html_(self) -> str:
+        items = "".join(f"<li>{html.escape(s)}</li>" for s in self.sentences)
+        return (f"<div><b>{html.escape(self.title)}</b>"
+                f"<ol style='margin-top:0.3em'>{items}</ol></div>")
+
+
+def _at(ts: Any, start: datetime = DEFAULT_START) -> str:
+    """``63.1 s (09:01:03,103)``: virtual time since the run's start, and the log's stamp."""
+    return f"{_seconds(ts, start):,.1f} s ({_cell(ts, False, None)})"
+
+
+def _ms_text(ms: Any) -> str:
+    return f"{int(ms):,} ms".replace(",", " ")
+
+
+def _cause_of(reason: str) -> tuple[str, str | None]:
+    for name, pattern in _CAUSES:
+        m = re.search(pattern, reason)
+        if m:
+            return name, m.group(1)
+    return "other", None
+
+
+def _last_heard(member: str, gaps: list[dict[str, Any]]) -> str:
+    """", the coordinator had last heard from it at T, N ms earlier" from the gap that the
+    member's removal closed (broker logs at DEBUG), or "" without such a gap."""
+    closing = [g for g in gaps if g["member"] == member and g["event"] != "timer_registered"]
+    if not closing:
+        return ""
+    g = closing[-1]
+    return (f": the coordinator had last heard from it at {_at(g['prev_ts'])}, "
+            f"{_ms_text(g['gap_ms'])} earlier")
+
+
+def _episode_sentence(r: Mapping[str, Any], departures: list[dict[str, Any]],
+                      gaps: list[dict[str, Any]]) -> str:
+    reason = r["reason"] if isinstance(r["reason"], str) else ""
+    cause, member = _cause_of(reason)
+    who = _short_text(member) if member else None
+    before = _cell(r["generation_before"], False, None)
+    after = _cell(r["generation_after"], False, None)
+    opened = f"Generation {_dash(after)} of {r['group']} started at {_at(r['start_ts'])}"
+    if cause == "joined" and before == 0:
+        why = f"when {who} joined the empty group"
+    elif cause == "joined":
+        why = f"because {who} joined"
+    elif cause == "failed":
+        heard = _last_heard(member or "", gaps)
+        why = f"because {who}'s session expired (heartbeat expiration)" + (
+            f"{heard}, and its session timer ran out" if heard else
+            ": session.timeout.ms had passed since the coordinator last heard from it")
+    elif cause == "left":
+        left = [d for d in departures if d["member"] == member]
+        if left and left[-1]["cause"] == "poll_timeout":
+            why = (f"because {who} left the group: its poll loop overran max.poll.interval.ms, "
+                   f"so its heartbeat thread sent LeaveGroup")
+        else:
+            detail = left[-1]["detail"] if left and isinstance(left[-1]["detail"], str) else None
+            why = f"because {who} left the group (LeaveGroup" + \
+                (f": {detail})" if detail else ")")
+    elif cause == "rejoined":
+        why = f"because {who} joined again with new metadata"
+    else:
+        why = f"(the coordinator's reason: {_short_text(reason) or 'none logged'})"
+    end = r["end_state"] if isinstance(r["end_state"], str) else None
+    members = _cell(r["members_after"], False, None)
+    if end is None or _missing(r["end_ts"]):
+        done = "it was still rebalancing when the logs end"
+    elif end == "Stable":
+        noun = "member" if members == 1 else "members"
+        count = f" with {members} {noun}" if members is not None else ""
+        again = " again" if before else ""
+        done = (f"the group was Stable{again}{count} at {_at(r['end_ts'])}, "
+                f"{_ms_text(r['duration_ms'])} later")
+    elif end == "Empty":
+        done = f"the group was Empty at {_at(r['end_ts'])}: no member was left"
+    else:
+        done = f"it ended {end} at {_at(r['end_ts'])}"
+    restarts = _cell(r.get("restarts"), False, None)
+    over = f" (the rebalance started over {restarts} times: a member joined or left " \
+           f"meanwhile)" if restarts else ""
+    return f"{opened} {why}; {done}{over}."
+
+
+_DEPARTED = {
+    "session_expiry": "was removed because its session expired as well",
+    "leave": "left the group (LeaveGroup)",
+    "poll_timeout": "left the group: its poll loop overran max.poll.interval.ms",
+    "fencing": "was replaced by a new member with its group.instance.id (static membership)",
+    "rebalance_timeout": "was removed: it did not rejoin within the rebalance timeout",
+    "unknown_member": "found that the coordinator had removed it (UNKNOWN_MEMBER_ID)",
+}
+
+
+def _departure_sentence(d: Mapping[str, Any], gaps: list[dict[str, Any]]) -> str:
+    what = _DEPARTED.get(d["cause"], f"left ({d['cause']})")
+    heard = _last_heard(d["member"], gaps) if d["cause"] == "session_expiry" else ""
+    return f"At {_at(d['ts'])} {_short_text(d['member'])} of {d['group']} {what}{heard}."
+
+
+def _load_sentences(loads: list[dict[str, Any]]) -> list[tuple[Any, int, str]]:
+    """(time, order, sentence) for the coordinator's moves after start-up: an unload is told
+    before the load that takes over at the same instant."""
+    out = []
+    for r in loads:
+        tp = f"__consumer_offsets-{r['partition']}"
+        when = r["scheduled_ts"] if not _missing(r["scheduled_ts"]) else r["finished_ts"]
+        epoch = _cell(r["epoch"], False, None)
+        if r["operation"] == "unload":
+            out.append((when, 0, f"At {_at(when)} broker {r['broker']} unloaded {tp}: it is no "
+                                 f"longer the coordinator of the groups stored there."))
+        elif r["outcome"] == "failed":
+            detail = _short_text(r["detail"]) if isinstance(r["detail"], str) else "no detail"
+            out.append((when, 1, f"At {_at(when)} broker {r['broker']} failed to load {tp} "
+                                 f"(leader epoch {_dash(epoch)}: {detail}). Until a load "
+                                 f"succeeds, requests for its groups fail with "
+                                 f"NOT_COORDINATOR."))
+        elif epoch:                            # epoch 0: the start-up load, not a move
+            if r["outcome"] == "completed":
+                out.append((when, 1, f"At {_at(when)} broker {r['broker']} loaded {tp} (leader "
+                                     f"epoch {epoch}) in {_ms_text(r['duration_ms'])}: it "
+                                     f"replayed the groups' records and is now their "
+                                     f"coordinator."))
+            else:
+                out.append((when, 1, f"At {_at(when)} broker {r['broker']} began to load {tp}; "
+                                     f"the logs end before it finished."))
+    return out
+
+
+def describe_run(events: Any, *, now_ms: int | None = None,
+                 title: str = "what the logs say happened",
+                 session_timeout_ms: int = SESSION_TIMEOUT_MS) -> RunAccount:
+    """A run's logs, read with Spark, told in plain sentences in time order: each rebalance
+    (which generation, when, whose join, failure or departure started it, and for a session
+    expiry when the coordinator last heard from the member), members removed without a
+    rebalance of their own, the long silences that cost no member its place, and the
+    coordinator's moves after start-up (`rebalance_episodes`, `member_departures`,
+    `heartbeat_gaps(..., basis="broker")`, `coordinator_loads`).
+
+    `events`: the events of ONE cluster's logs (`load(...).events`); silences and "last heard
+    from" need its broker logs at DEBUG (`write_logs(..., broker_level="DEBUG")`). `now_ms`:
+    the cluster's virtual time, for the last sentence (the logs end at their last line).
+    """
+    from ..spark.analyses import (coordinator_loads, heartbeat_gaps, member_departures,
+                                  rebalance_episodes)
+
+    F = _F()
+    episodes = collect(rebalance_episodes(events)).to_dict("records")
+    departures = collect(member_departures(events)).to_dict("records")
+    rearms = collect(heartbeat_gaps(events, basis="broker")).to_dict("records")
+    gaps = [g for g in rearms if not _missing(g["gap_ms"])]
+    loads = collect(coordinator_loads(events)).to_dict("records")
+    last = events.agg(F.max("ts")).collect()[0][0]
+
+    told: list[tuple[Any, int, str]] = []
+    named = set()
+    for r in episodes:
+        cause, member = _cause_of(r["reason"] if isinstance(r["reason"], str) else "")
+        if cause in ("failed", "left"):
+            named.add((r["group"], member))
+        told.append((r["start_ts"], 0, _episode_sentence(r, departures, gaps)))
+    for d in departures:
+        if (d["group"], d["member"]) not in named:
+            told.append((d["ts"], 1, _departure_sentence(d, gaps)))
+    told += [(when, 2 + order, text) for when, order, text in _load_sentences(loads)]
+    for g in gaps:
+        if g["event"] == "timer_registered" and g["gap_ms"] >= SILENCE_TOLD_MS:
+            under = "less than" if g["gap_ms"] < session_timeout_ms else "as long as"
+            told.append((g["prev_ts"], 4,
+                         f"The coordinator went {_ms_text(g['gap_ms'])} without hearing from "
+                         f"{_short_text(g['member'])}, from {_at(g['prev_ts'])} to "
+                         f"{_at(g['ts'])}: {under} session.timeout.ms "
+                         f"({_ms_text(session_timeout_ms)}), so the member stayed in the group "
+                         f"(a pause, or heartbeats lost on the way)."))
+    told.sort(key=lambda t: (_seconds(t[0], DEFAULT_START), t[1]))
+    sentences = [t[2] for t in told]
+    now = now_ms / 1000 if now_ms is not None else \
+        (_seconds(last, DEFAULT_START) if last is not None else None)
+    silent = []
+    last_rows = {(g["group"], g["member"]): g for g in rearms}     # ordered by time: the last
+    for g in last_rows.values():
+        heard = _seconds(g["ts"], DEFAULT_START)
+        if g["event"] != "timer_registered" or now is None or \
+                (now - heard) * 1000 < OPEN_SILENCE_TOLD_MS:
+            continue
+        ts = g["ts"].to_pydatetime() if hasattr(g["ts"], "to_pydatetime") else g["ts"]
+        expires = ts + timedelta(milliseconds=session_timeout_ms)
+        silent.append(f"The coordinator has not heard from {_short_text(g['member'])} of "
+                      f"{g['group']} since {_at(g['ts'])}: {_ms_text(round((now - heard) * 1000))} "
+                      f"by {now:,.1f} s. If it stays silent, its session expires at "
+                      f"{_at(expires)}, session.timeout.ms after that.")
+    sentences += silent
+    only_joins = not silent and all(t[1] == 0 for t in told) and all(
+        _cause_of(r["reason"] if isinstance(r["reason"], str) else "")[0] == "joined"
+        for r in episodes)
+    until = f"{now_ms / 1000:,.1f} s, where the run stands now" if now_ms is not None else \
+        (f"the logs' last line, at {_at(last)}" if last is not None else "the end of the logs")
+    if only_joins:
+        sentences.append(f"Nothing else happened up to {until}: no member left or failed, and "
+                         f"the coordinator did not move.")
+    else:
+        sentences.append(f"The account ends at {until}.")
+    return RunAccount(title, sentences)
 
 
 # ---------------------------------------------------------------------------------------------

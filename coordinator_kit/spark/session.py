@@ -1,8 +1,8 @@
 """One Spark session for the kit: local by default, a cluster or Spark Connect with one setting.
 
 `get_session()` starts (or returns) `local[*]` with the session time zone in UTC, no web UI,
-no progress bars and quiet logs. Point it elsewhere with an argument or an environment
-variable, and nothing else changes:
+no progress bars and quiet logs (nothing on stderr when it starts; errors still get there).
+Point it elsewhere with an argument or an environment variable, and nothing else changes:
 
 =====================================  =============================================
 `get_session(master="spark://h:7077")`  or `COORDINATOR_KIT_SPARK_MASTER=spark://h:7077`
@@ -15,8 +15,11 @@ An argument wins over the environment; giving both a master and a remote is an e
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+import threading
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -55,7 +58,20 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+# A driver started from Python (PythonGatewayServer) or a shell (repl.Main) counts as a shell:
+# unless its logger has a level of its own, Spark sets the console to WARN and prints "Setting
+# default log level to WARN" on stderr (org.apache.spark.internal.Logging.initializeLogging).
+logger.pygateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.pygateway.level = error
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
 """
+
+# What the driver JVM prints on stderr at every start and is no error: Spark's launcher always
+# adds --add-modules=jdk.incubator.vector (org.apache.spark.launcher.JavaModuleOptions), and the
+# JVM's module system then warns that an incubator module is in use. No JVM flag turns it off,
+# so the kit reads the JVM's stderr and passes on every other line.
+_JVM_NOTICES = ("WARNING: Using incubator modules: ",)
 
 
 @dataclass(frozen=True)
@@ -88,10 +104,64 @@ def resolve_target(master: str | None = None, remote: str | None = None,
 
 
 def _log4j_conf() -> str:
-    path = Path(tempfile.gettempdir()) / "coordinator_kit_log4j2.properties"
+    """A file URI of `_LOG4J2`, named by its content (so that kits of other versions on the
+    machine, sharing the temp folder, never overwrite the file this one points to)."""
+    digest = hashlib.sha256(_LOG4J2.encode()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"coordinator_kit_log4j2-{digest}.properties"
     if not path.exists() or path.read_text() != _LOG4J2:
-        path.write_text(_LOG4J2)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        with os.fdopen(fd, "w") as out:
+            out.write(_LOG4J2)
+        os.replace(tmp, path)
     return path.as_uri()
+
+
+def _forward_stderr(read_fd: int, seen: deque[bytes]) -> None:
+    """Copy the JVM's stderr to this process's stderr (fd 2: in Jupyter, the cell), line by
+    line, except `_JVM_NOTICES`; keep the last lines in `seen`. Reads until the JVM closes it,
+    so the JVM never blocks on a full pipe."""
+    with os.fdopen(read_fd, "rb") as stream:
+        for line in iter(stream.readline, b""):
+            seen.append(line)
+            if line.decode("utf-8", "replace").startswith(_JVM_NOTICES):
+                continue
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(2, view):]
+            except OSError:
+                pass       # no stderr to write to: keep draining
+
+
+def _start_jvm(settings: Mapping[str, str]) -> None:
+    """Start the driver JVM as PySpark does (`launch_gateway` runs spark-submit with the
+    settings as --conf), with its stderr going through `_forward_stderr`.
+
+    Does nothing when PySpark already has a JVM (a session started before, or this Python was
+    started by spark-submit). When the JVM does not start, the error says what it printed.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    seen: deque[bytes] = deque(maxlen=40)
+    read_fd, write_fd = os.pipe()
+    reader = threading.Thread(target=_forward_stderr, args=(read_fd, seen), daemon=True,
+                              name="coordinator-kit-jvm-stderr")
+    reader.start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_fd})
+    except Exception as exc:
+        os.close(write_fd)
+        reader.join(timeout=5)
+        said = b"".join(seen).decode("utf-8", "replace").strip() or "(nothing)"
+        raise RuntimeError(f"the Spark driver JVM did not start ({exc}). Spark 4 needs Java 17 "
+                           f"or newer (`java -version`, JAVA_HOME). The JVM printed on stderr:"
+                           f"\n{said}") from exc
+    os.close(write_fd)            # the JVM holds its own copy
+    SparkContext._ensure_initialized(gateway=gateway)
 
 
 def get_session(master: str | None = None, *, remote: str | None = None,
@@ -125,6 +195,7 @@ def get_session(master: str | None = None, *, remote: str | None = None,
     settings = {**_STARTUP_CONF, **SESSION_CONF,
                 "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_log4j_conf()}",
                 **(config or {})}
+    _start_jvm({"spark.master": target.url, "spark.app.name": app_name, **settings})
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
