@@ -36,8 +36,8 @@ from soak import run_soak, soak_cluster  # noqa: E402
 
 from coordinator_kit.footprint import FOOTPRINT_KEYS  # noqa: E402
 
-SHORT = {"log_batches": "batches", "log_records": "records", "log_bytes": "log B",
-         "log_segments": "segs", "log_records_max": "rec/replica", "snapshots": "snaps",
+SHORT = {"log_appended": "appended", "log_batches": "batches", "log_records": "records",
+         "log_bytes": "log B", "log_segments": "segs", "log_bytes_max": "B/replica", "snapshots": "snaps",
          "snapshot_deltas": "deltas", "stashed_elements": "stash", "groups": "groups",
          "members": "members", "offsets": "offsets", "deferred_events": "parked",
          "coordinator_timers": "timers", "queued_events": "queued",

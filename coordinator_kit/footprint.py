@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["footprint", "FOOTPRINT_KEYS"]
 
 FOOTPRINT_KEYS = (
-    "log_batches", "log_records", "log_bytes", "log_segments", "log_records_max",
+    "log_appended", "log_batches", "log_records", "log_bytes", "log_segments", "log_bytes_max",
     "snapshots", "snapshot_deltas", "stashed_elements", "groups", "members", "offsets",
     "deferred_events", "coordinator_timers", "queued_events", "scheduler_heap", "lane_timers",
     "consumers", "listener_calls", "trace_events",
@@ -33,8 +33,9 @@ FOOTPRINT_KEYS = (
 def footprint(cluster: Cluster) -> dict[str, int]:
     """Counts of what the cluster holds now, by `FOOTPRINT_KEYS` (in that order).
 
-    log_*: every replica of every `__consumer_offsets` partition together (batches, records,
-    bytes as Kafka would count them, segments) and the most records of any one replica;
+    log_appended: the records ever appended to the `__consumer_offsets` partitions (their log
+    end offsets); log_*: every replica of every partition together (batches, records, bytes as
+    Kafka would count them, segments) and the most bytes of any one replica;
     snapshots, snapshot_deltas, stashed_elements: the coordinators' snapshot registries, the
     structures changed since each snapshot and the old elements their timeline maps keep for
     them; groups, members, offsets: the coordinators' latest state; deferred_events: writes
@@ -45,13 +46,14 @@ def footprint(cluster: Cluster) -> dict[str, int]:
     """
     out = dict.fromkeys(FOOTPRINT_KEYS, 0)
     for _, partition in sorted(cluster.partitions.items()):
+        out["log_appended"] += partition.log_end_offset
         for _, replica in sorted(partition.replicas.items()):
             log = replica.batches
-            records = sum(len(e[1]) for e in log._entries())
+            size = log.size_in_bytes()
             out["log_batches"] += len(log)
-            out["log_records"] += records
-            out["log_records_max"] = max(out["log_records_max"], records)
-            out["log_bytes"] += log.size_in_bytes()
+            out["log_records"] += sum(len(e[1]) for e in log._entries())
+            out["log_bytes"] += size
+            out["log_bytes_max"] = max(out["log_bytes_max"], size)
             out["log_segments"] += len(log.segments)
     for broker in cluster.brokers.values():
         runtime = broker.runtime
