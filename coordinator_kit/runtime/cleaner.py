@@ -49,7 +49,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..clock import Scheduler, TimerHandle
@@ -260,12 +260,15 @@ class LogCleaner:
         self.log.log("LC-MAP", tp=tp, segments=len(dirty), start=start, end=end)
         offset_map = _build_offset_map(section, start)
         self.log.log("LC-MAP-DONE", tp=tp)
+        # the dates Kafka prints here: the last cleanable segment's last write, and the delete
+        # horizon of pre-v2 records (the last clean segment's last write - delete.retention.ms,
+        # or 0, the epoch, before the first cleaning)
         clean = [s for s in log.segments if s.base_offset < start]
-        legacy_horizon = clean[-1].last_modified_ms - self.config.delete_retention_ms \
-            if clean else 0
-        self.log.log("LC-CLEANING", tp=tp, prior=self._java_date(dirty[-1].last_modified_ms
-                                                                  if dirty else 0),
-                     horizon=self._java_date(legacy_horizon))
+        self.log.log("LC-CLEANING", tp=tp,
+                     prior=self._java_date(dirty[-1].last_modified_ms if dirty else None),
+                     horizon=self._java_date(clean[-1].last_modified_ms
+                                             - self.config.delete_retention_ms
+                                             if clean else None))
         stats = _Stats()
         groups = group_segments_by_size([s for s in log.segments if s.base_offset < end],
                                         partition.segment_bytes)
@@ -299,9 +302,11 @@ class LogCleaner:
                        messages_written=stats.messages_written)
         return end
 
-    def _java_date(self, virtual_ms: int) -> str:
-        """`new java.util.Date(ms).toString()` on the trace's wall clock (UTC)."""
-        at = self.trace.start + timedelta(milliseconds=virtual_ms)
+    def _java_date(self, virtual_ms: int | None) -> str:
+        """`new java.util.Date(ms).toString()` of a virtual time on the trace's wall clock, in
+        UTC (None: Kafka's 0, the epoch)."""
+        at = datetime(1970, 1, 1, tzinfo=timezone.utc) if virtual_ms is None else \
+            self.trace.start + timedelta(milliseconds=virtual_ms)
         return at.strftime("%a %b %d %H:%M:%S UTC %Y")
 
     def __repr__(self) -> str:

@@ -747,18 +747,14 @@ class ReplicatedPartition:
         log = f.batches
         segment = log._active
         limit = self.segment_bytes
-        now = self.scheduler._now
-        start = 0
-        for j, entry in enumerate(entries):
+        for entry in entries:
             size = entry[7]
             used = segment.size_in_bytes
             if used and used > limit - size:
-                log._extend_entries(entries[start:j])
-                start = j
                 segment = self._roll(f, entry[0])
             segment.size_in_bytes += size
-        log._extend_entries(entries[start:] if start else entries)
-        segment.last_modified_ms = now
+        segment.last_modified_ms = self.scheduler._now
+        log._extend_entries(entries)
 
     def _roll(self, replica: Replica, base_offset: int) -> LogSegment:
         """The replica's active segment is full: a new one starts at `base_offset`
