@@ -28,6 +28,7 @@ from .group.service import GroupCoordinatorService, partition_for
 from .group.shard import GroupCoordinatorShard, group_shard_supplier
 from .kafka_config import check_flag, check_whole
 from .logs.layout import LOG4J_LEVELS
+from .runtime.cleaner import CleanerConfig, LogCleaner
 from .runtime.future import _DONE, CoordinatorFuture
 from .runtime.partition import ReplicatedPartition
 from .runtime.runtime import CoordinatorRuntime, RuntimeConfig
@@ -35,7 +36,7 @@ from .topic import CONSUMER_OFFSETS, TopicPartition, illegal_name_reason
 from .trace import LogContext, Trace
 
 __all__ = ["Cluster", "Broker", "Network", "Lost", "CoordinatorAnswer", "MAX_RUN_MS",
-           "check_run_ms"]
+           "check_run_ms", "OFFSETS_SEGMENT_BYTES"]
 
 # The longest run one call may ask for: a virtual week. Kafka's longest default timer,
 # offsets.retention.minutes, is exactly a week; everything else a lesson watches (sessions,
@@ -46,6 +47,13 @@ __all__ = ["Cluster", "Broker", "Network", "Lost", "CoordinatorAnswer", "MAX_RUN
 # fetches) are always due, so such a run does not stop early: run_for(10**12), 32 virtual years,
 # would take days and run out of memory long before.
 MAX_RUN_MS = 7 * 24 * 60 * 60 * 1000
+
+# A Cluster's `offsets.topic.segment.bytes` unless its group_config sets one. Kafka's default,
+# 100 MiB, sits on a broker's disk; the kit keeps its logs in memory (about three times their
+# size in bytes), and the log cleaner only compacts segments that have rolled. At 1 MiB a
+# busy cluster's log stays within a few MiB whatever the run's length, while every lesson and
+# named scenario (tens of KiB at most) stays within its first segment, as it would in Kafka.
+OFFSETS_SEGMENT_BYTES = 1024 * 1024
 
 
 def check_run_ms(name: str, ms: int, *, now: int = 0) -> None:
@@ -66,6 +74,7 @@ class Broker:
     runtime: CoordinatorRuntime[GroupCoordinatorShard]
     service: GroupCoordinatorService
     alive: bool = True
+    log_cleaner: LogCleaner | None = None  # compacts the broker's __consumer_offsets replicas
 
 
 class _Exchange:
@@ -336,11 +345,15 @@ class Cluster:
                  group_config: GroupCoordinatorConfig | Mapping[str, Any] | None = None,
                  network_latency_ms: int = 1, replication_latency_ms: int = 1,
                  produce_rate_per_s: int = 100, trace_level: str = "DEBUG",
-                 consumer_defaults: Mapping[str, Any] | None = None) -> None:
+                 consumer_defaults: Mapping[str, Any] | None = None,
+                 cleaner_config: CleanerConfig | Mapping[str, Any] | None = None) -> None:
         """`topics` maps each data topic to its partition count (default `{"orders": 6}`; `{}`
         is a cluster with no data topics, where no consumer can subscribe yet).
         `consumer_defaults` are ConsumerConfig fields every `add_consumer` starts from
-        (e.g. `{"client_style": "kafka-python"}`); its own keyword arguments win."""
+        (e.g. `{"client_style": "kafka-python"}`); its own keyword arguments win.
+        `group_config` takes the group coordinator's keys (`offsets.topic.segment.bytes` is
+        `OFFSETS_SEGMENT_BYTES` unless given), `cleaner_config` the log cleaner's
+        (`log.cleaner.*`, Kafka's defaults)."""
         check_whole("brokers", brokers, at_least=1)
         check_whole("offsets_partitions", offsets_partitions, at_least=1)
         check_whole("seed", seed, at_least=None)
@@ -356,6 +369,13 @@ class Cluster:
             raise TypeError(f"group_config is a GroupCoordinatorConfig or a mapping of Kafka key "
                             f"to value, e.g. {{'group.initial.rebalance.delay.ms': 0}}, got "
                             f"{type(group_config).__name__} {group_config!r}")
+        if cleaner_config is not None and not isinstance(cleaner_config,
+                                                         (CleanerConfig, Mapping)):
+            raise TypeError(f"cleaner_config is a CleanerConfig or a mapping of Kafka key to "
+                            f"value, e.g. {{'log.cleaner.delete.retention.ms': 60000}}, got "
+                            f"{type(cleaner_config).__name__} {cleaner_config!r}")
+        cleaner = cleaner_config if isinstance(cleaner_config, CleanerConfig) else \
+            CleanerConfig.from_properties(cleaner_config or {})
         if consumer_defaults is not None and not isinstance(consumer_defaults, Mapping):
             raise TypeError(f"consumer_defaults is a mapping of ConsumerConfig field to value, "
                             f"e.g. {{'session_timeout_ms': 10000}}, got "
@@ -365,6 +385,7 @@ class Cluster:
         else:
             props = dict(group_config or {})
             props.setdefault("offsets.topic.num.partitions", offsets_partitions)
+            props.setdefault("offsets.topic.segment.bytes", OFFSETS_SEGMENT_BYTES)
             config = GroupCoordinatorConfig.from_properties(props)
         defaults = dict(consumer_defaults or {})
         for fixed, where in (("group_id", "add_consumer(name, group_id=...)"),
@@ -387,8 +408,15 @@ class Cluster:
         for p in range(config.offsets_topic_num_partitions):
             tp = TopicPartition.offsets(p)
             replicas = [ids[(p + i) % brokers] for i in range(rf)]
-            self.partitions[tp] = ReplicatedPartition(tp, self.scheduler, self.trace, replicas,
-                                                      replication_latency_ms=replication_latency_ms)
+            self.partitions[tp] = ReplicatedPartition(
+                tp, self.scheduler, self.trace, replicas,
+                replication_latency_ms=replication_latency_ms,
+                segment_bytes=config.offsets_topic_segment_bytes)
+        self.cleaner_config = cleaner
+        cleaners = {b: LogCleaner(b, self.scheduler, self.trace, cleaner) for b in ids}
+        for tp, p in sorted(self.partitions.items()):
+            for b in p.replicas:
+                cleaners[b].add_log(p)
         runtime_config = RuntimeConfig(append_linger_ms=config.append_linger_ms,
                                        write_timeout_ms=config.offsets_commit_timeout_ms)
         serde = GroupCoordinatorRecordSerde()
@@ -398,7 +426,8 @@ class Cluster:
                 broker_id=b, scheduler=self.scheduler, trace=self.trace,
                 partitions=self.partitions, shard_builder_supplier=group_shard_supplier(
                     config, seed, b), serde=serde, config=runtime_config, seed=seed + b)
-            self.brokers[b] = Broker(b, runtime, GroupCoordinatorService(b, runtime, config))
+            self.brokers[b] = Broker(b, runtime, GroupCoordinatorService(b, runtime, config),
+                                     log_cleaner=cleaners[b])
         self.network = Network(self, network_latency_ms)
         # where consumers arm the heartbeat thread's wake-up while a heartbeat is in flight
         self.heartbeat_wakeups = HeartbeatWakeups(self.scheduler)

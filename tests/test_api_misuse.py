@@ -199,6 +199,7 @@ GROUP_KEYS: dict[str, tuple[int, int]] = {
     "offset.metadata.max.bytes": (0, 2**31 - 1),
     "offsets.topic.num.partitions": (1, 2**31 - 1),
     "offsets.topic.replication.factor": (1, 2**15 - 1),
+    "offsets.topic.segment.bytes": (1, 2**31 - 1),
     "group.coordinator.append.linger.ms": (0, 2**31 - 1),
     "group.coordinator.threads": (1, 2**31 - 1),
 }

@@ -19,6 +19,7 @@ cut off from the network.
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,12 @@ _COOPERATIVE = RebalanceProtocol.COOPERATIVE
 _FATAL_JOIN = (Errors.INCONSISTENT_GROUP_PROTOCOL, Errors.INVALID_SESSION_TIMEOUT,
                Errors.INVALID_GROUP_ID, Errors.GROUP_AUTHORIZATION_FAILED,
                Errors.GROUP_MAX_SIZE_REACHED)
+
+
+# How many rebalance-listener callbacks a consumer remembers (`Consumer.listener_calls`): a
+# lesson's run makes a few dozen; a run of days with a rebalance every few minutes would keep
+# thousands for nothing (the trace has the J-ASSIGNED/J-REVOKE/J-LOST lines of every one).
+LISTENER_HISTORY = 256
 
 
 @dataclass(frozen=True)
@@ -198,7 +205,8 @@ class Consumer:
         self.rejoin_reason = ""
         self.needs_join_prepare = True
         self.owned: set[TopicPartition] = set()
-        self.listener_calls: list[ListenerCall] = []
+        # the last LISTENER_HISTORY callbacks (a long run's rebalances would otherwise pile up)
+        self.listener_calls: deque[ListenerCall] = deque(maxlen=LISTENER_HISTORY)
         self.fatal: Errors | None = None
         # consumption
         self.positions: dict[TopicPartition, int] = {}

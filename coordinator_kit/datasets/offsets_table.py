@@ -56,9 +56,8 @@ def offsets_rows(cluster: Cluster, start: datetime = DEFAULT_START) -> list[dict
         for batch in partition.read(partition.leader_id):
             if batch.control is not None:
                 continue  # transaction markers carry no coordinator record
-            for i, (key, value) in enumerate(batch.records):
-                rows.append(_row(tp.partition, batch.base_offset + i, batch.append_time_ms,
-                                 key, value, start))
+            for offset, key, value in batch.offset_records():
+                rows.append(_row(tp.partition, offset, batch.append_time_ms, key, value, start))
     return rows
 
 

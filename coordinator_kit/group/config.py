@@ -34,6 +34,7 @@ _KEYS: dict[str, tuple[str, int, int]] = {
     "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 0, 32),
     "offsets.topic.num.partitions": ("offsets_topic_num_partitions", 1, 32),
     "offsets.topic.replication.factor": ("offsets_topic_replication_factor", 1, 16),
+    "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", 1, 32),
     "group.coordinator.append.linger.ms": ("append_linger_ms", 0, 32),
     "group.coordinator.threads": ("threads", 1, 32),
 }
@@ -51,6 +52,9 @@ class GroupCoordinatorConfig:
     offset_metadata_max_bytes: int = 4096
     offsets_topic_num_partitions: int = 50
     offsets_topic_replication_factor: int = 3
+    # "kept relatively small in order to facilitate faster log compaction and cache loads"
+    # (Kafka's documentation of the key); the log cleaner never cleans the active segment
+    offsets_topic_segment_bytes: int = 100 * 1024 * 1024
     append_linger_ms: int = 10
     threads: int = 1
 

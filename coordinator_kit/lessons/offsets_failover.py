@@ -147,9 +147,12 @@ def _raw_record(cluster: Cluster, group_id: str, offset: int) -> tuple[bytes, by
     p = cluster.partitions[cluster.partition_of(group_id)]
     for batch in p.read(p.leader_id):
         if batch.base_offset <= offset < batch.next_offset:
-            return batch.records[offset - batch.base_offset]
+            for at, key, value in batch.offset_records():
+                if at == offset:
+                    return key, value
     raise ValueError(f"no record at offset {offset} in {p.tp}; its log ends at "
-                     f"{p.log_end_offset}")
+                     f"{p.log_end_offset} (the log cleaner removes a record once a later one "
+                     f"has its key)")
 
 
 def _fields(schema: Message, data: bytes, version: int, start: int) -> list[tuple[str, str, str]]:

@@ -205,8 +205,7 @@ def log_table(partition: ReplicatedPartition, serde: RecordSerde = KV_SERDE,
                             f"{partition.replicas[b].log_end_offset}, high watermark {hwm}")
     for batch in partition.read(b):
         span = f"[{batch.base_offset}, {batch.next_offset})"
-        for i, (key, value) in enumerate(batch.records):
-            offset = batch.base_offset + i
+        for offset, key, value in batch.offset_records():
             k, v = show(serde.deserialize(key, value))
             table.add([offset, span, batch.leader_epoch, "yes" if offset < hwm else "no", k, v])
     return table

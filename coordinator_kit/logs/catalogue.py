@@ -34,6 +34,8 @@ LOGGERS = {
     "consumer_coordinator": "org.apache.kafka.clients.consumer.internals.ConsumerCoordinator",
     "listener_invoker":
         "org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker",
+    "local_log": "kafka.log.LocalLog",
+    "log_cleaner": "kafka.log.LogCleaner",
 }
 
 # LogContext prefixes, by the kind of object that logs.
@@ -45,6 +47,8 @@ PREFIXES = {
     "partition": "[Partition {tp} broker={broker}] ",
     "broker": "[Broker id={broker}] ",
     "consumer": "[Consumer clientId={client}, groupId={group}] ",
+    "local_log": "[LocalLog partition={topic}-{partition}, dir={dir}] ",
+    "cleaner": "Cleaner {id}: ",
     "none": "",
 }
 
@@ -210,6 +214,22 @@ _ENTRIES = [
        "with partition epoch {partition_epoch}, high watermark {hwm}, ISR [{isr}], adding "
        "replicas [] and removing replicas [] {under_min_isr}. Previous leader {previous} and "
        "previous leader epoch was {previous_epoch}."),
+    # kafka.log.LocalLog and kafka.log.LogCleaner (Cleaner.doClean, buildOffsetMap): segments
+    # and compaction of __consumer_offsets.
+    _t("LL-ROLL", "segment_rolled", "local_log", "INFO", "local_log",
+       "Rolled new log segment at offset {offset} in {ms} ms."),
+    _t("LC-BEGIN", "log_cleaning_started", "log_cleaner", "INFO", "cleaner",
+       "Beginning cleaning of log {tp}"),
+    _t("LC-MAP-START", "offset_map_started", "log_cleaner", "INFO", "cleaner",
+       "Building offset map for {tp}..."),
+    _t("LC-MAP", "offset_map_building", "log_cleaner", "INFO", "cleaner",
+       "Building offset map for log {tp} for {segments} segments in offset range "
+       "[{start}, {end})."),
+    _t("LC-MAP-DONE", "offset_map_completed", "log_cleaner", "INFO", "cleaner",
+       "Offset map for log {tp} complete."),
+    _t("LC-CLEANING", "log_cleaning", "log_cleaner", "INFO", "cleaner",
+       "Cleaning log {tp} (cleaning prior to {prior}, discarding tombstones prior to upper "
+       "bound deletion horizon {horizon})..."),
 ]
 
 

@@ -3,12 +3,13 @@
 docs/kafka-classes.md maps each module to its Kafka class and each behaviour to its method.
 """
 
+from .cleaner import CleanerConfig, LogCleaner
 from .deferred import DeferredEventQueue
 from .events import EventAccumulator, RejectedExecutionError
 from .future import CoordinatorFuture, FutureNotDone
 from .loader import CoordinatorLoader, LoadSummary
 from .metadata import MetadataDelta, MetadataImage
-from .partition import LogBatch, PartitionWriter, ReplicatedPartition
+from .partition import LogBatch, LogSegment, PartitionWriter, ReplicatedPartition
 from .processor import DeterministicEventProcessor, MultiThreadedEventProcessor
 from .records import CoordinatorRecord, RecordSerde, UnknownRecordTypeError
 from .runtime import (CONTEXT_STATES, CoordinatorContext, CoordinatorRuntime, CoordinatorState,
@@ -19,11 +20,12 @@ from .snapshottable import SnapshottableCoordinator
 from .timer import EventBasedCoordinatorTimer
 
 __all__ = [
-    "CONTEXT_STATES", "CoordinatorContext", "CoordinatorFuture", "CoordinatorLoader",
+    "CONTEXT_STATES", "CleanerConfig", "CoordinatorContext", "CoordinatorFuture", "CoordinatorLoader",
     "CoordinatorRecord", "CoordinatorResult", "CoordinatorRuntime", "CoordinatorShard",
     "CoordinatorShardBuilder", "CoordinatorShardBuilderSupplier", "CoordinatorState",
     "DeferredEventQueue", "DeterministicEventProcessor", "EventAccumulator",
-    "EventBasedCoordinatorTimer", "FutureNotDone", "LoadSummary", "LogBatch", "MetadataDelta",
+    "EventBasedCoordinatorTimer", "FutureNotDone", "LoadSummary", "LogBatch", "LogCleaner",
+    "LogSegment", "MetadataDelta",
     "MetadataImage", "MultiThreadedEventProcessor", "PartitionWriter", "RecordSerde",
     "RejectedExecutionError", "ReplicatedPartition", "RuntimeConfig",
     "SnapshottableCoordinator", "UnknownRecordTypeError",

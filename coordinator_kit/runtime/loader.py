@@ -2,7 +2,8 @@
 
 The loader runs on its own single-threaded scheduler: loads queue behind each other, and the
 time a load waited is reported as "spent in the scheduler". It replays every record from the log
-start to the log end into a fresh shard. Snapshots are only taken once the replay has passed the
+start to the log end into a fresh shard: what the log cleaner left of the compacted part (each
+record at its own offset, `LogBatch.offset_records`), then the rest. Snapshots are only taken once the replay has passed the
 high watermark, so afterwards only snapshots at or above the committed offset exist, and a
 replayed-but-uncommitted tail is possible.
 
@@ -113,9 +114,8 @@ class CoordinatorLoader:
                 coordinator.replay_end_transaction_marker(batch.producer_id,
                                                           batch.producer_epoch, batch.control)
             else:
-                for i, (key, value) in enumerate(batch.records):
+                for offset, key, value in batch.offset_records():
                     num_records += 1
-                    offset = batch.base_offset + i
                     try:
                         record = self.serde.deserialize(key, value)
                     except UnknownRecordTypeError as exc:

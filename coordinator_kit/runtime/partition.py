@@ -26,20 +26,24 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import Any
 
 from ..clock import Scheduler, TimerHandle
 from ..errors import Errors, KafkaError
-from ..kafka_config import check_whole
+from ..kafka_config import check_config_int, check_whole
 from ..topic import TopicPartition
 from ..logs.catalogue import template
 from ..logs.layout import level_number
 from ..trace import LogContext, Trace
 
-__all__ = ["LogBatch", "BatchLog", "Replica", "ReplicatedPartition", "PartitionWriter",
-           "RECORD_BATCH_OVERHEAD", "record_size_in_bytes", "DEFAULT_MAX_MESSAGE_BYTES"]
+__all__ = ["LogBatch", "BatchLog", "LogSegment", "Replica", "ReplicatedPartition",
+           "PartitionWriter", "RECORD_BATCH_OVERHEAD", "record_size_in_bytes",
+           "DEFAULT_MAX_MESSAGE_BYTES", "DEFAULT_SEGMENT_BYTES"]
 
 RECORD_BATCH_OVERHEAD = 61  # v2 record batch header, bytes
 DEFAULT_MAX_MESSAGE_BYTES = 1048588  # Kafka's message.max.bytes default
+DEFAULT_SEGMENT_BYTES = 100 * 1024 * 1024  # Kafka's offsets.topic.segment.bytes default
+LOG_DIR = "/tmp/kafka-logs"  # Kafka's log.dirs default, as its log lines name it
 NO_PRODUCER_ID = -1
 _DEBUG = level_number("DEBUG")
 _HWM_LEVEL = level_number(template("P-HWM").level)
@@ -59,11 +63,16 @@ def _varint_size(value: int) -> int:
     return size
 
 
-def record_size_in_bytes(offset_delta: int, key: bytes, value: bytes | None) -> int:
-    """Size of one record inside a v2 batch (attributes, deltas, key, value, no headers)."""
-    # attributes (1) + timestamp delta 0 (1) + offset delta + key + value (-1: 1) + headers 0 (1)
+def record_size_in_bytes(offset_delta: int, key: bytes, value: bytes | None,
+                         timestamp_delta: int = 0) -> int:
+    """Size of one record inside a v2 batch (attributes, deltas, key, value, no headers).
+
+    The timestamp delta is 0 for a batch as the coordinator appends it (every record carries
+    the batch's time); the log cleaner rebases a batch's timestamp on its delete horizon
+    (`MemoryRecords.filterTo`), which makes the deltas negative and longer."""
+    # attributes (1) + timestamp delta + offset delta + key + value (-1: 1) + headers 0 (1)
     n = len(key)
-    body = 3 + _varint_size(offset_delta) + _varint_size(n) + n
+    body = 2 + _varint_size(timestamp_delta) + _varint_size(offset_delta) + _varint_size(n) + n
     if value is None:
         body += 1
     else:
@@ -106,7 +115,17 @@ def record_size_from_body(body_size: int, offset_delta: int) -> int:
 
 @dataclass(frozen=True)
 class LogBatch:
-    """One record batch as stored in the log."""
+    """One record batch as stored in the log.
+
+    As appended, record i of a batch is at offset `base_offset + i`. The log cleaner recopies a
+    batch with only the records it keeps (Kafka's `Cleaner.cleanInto`, `MemoryRecords.filterTo`):
+    the batch keeps its base offset, each kept record its offset (`offset_deltas`, from the base)
+    and the batch its last offset (`last_offset_delta`; an emptied batch the cleaner keeps still
+    says where it ended). Offsets never change: read them with `record_offset(i)` or
+    `offset_records()`, never as `base_offset + i`. A batch whose tombstones (or marker) the
+    cleaner kept carries the time after which the next cleaning drops them
+    (`delete_horizon_ms`, KIP-534).
+    """
 
     base_offset: int
     records: tuple[tuple[bytes, bytes | None], ...]
@@ -116,30 +135,91 @@ class LogBatch:
     producer_epoch: int = -1
     control: str | None = None  # "COMMIT" / "ABORT" for transaction markers
     size_in_bytes: int = field(default=0, compare=False)
+    offset_deltas: tuple[int, ...] | None = None  # None: record i is at base_offset + i
+    last_offset_delta: int | None = None  # None: len(records) - 1
+    delete_horizon_ms: int | None = None
 
     @property
     def next_offset(self) -> int:
-        return self.base_offset + len(self.records)
+        last = self.last_offset_delta
+        return self.base_offset + (len(self.records) if last is None else last + 1)
+
+    @property
+    def last_offset(self) -> int:
+        return self.next_offset - 1
+
+    def record_offset(self, i: int) -> int:
+        """The offset of the batch's i-th record."""
+        deltas = self.offset_deltas
+        return self.base_offset + (i if deltas is None else deltas[i])
+
+    def offset_records(self) -> Iterator[tuple[int, bytes, bytes | None]]:
+        """(offset, key, value) of each record, in offset order."""
+        base, deltas = self.base_offset, self.offset_deltas
+        for i, (key, value) in enumerate(self.records):
+            yield base + (i if deltas is None else deltas[i]), key, value
 
     @staticmethod
-    def measure(records: Sequence[tuple[bytes, bytes | None]]) -> int:
+    def measure(records: Sequence[tuple[bytes, bytes | None]],
+                offset_deltas: Sequence[int] | None = None, timestamp_delta: int = 0) -> int:
+        if offset_deltas is None and not timestamp_delta:
+            return RECORD_BATCH_OVERHEAD + sum(
+                record_size_in_bytes(i, k, v) for i, (k, v) in enumerate(records))
+        deltas = range(len(records)) if offset_deltas is None else offset_deltas
         return RECORD_BATCH_OVERHEAD + sum(
-            record_size_in_bytes(i, k, v) for i, (k, v) in enumerate(records))
+            record_size_in_bytes(d, k, v, timestamp_delta) for d, (k, v) in zip(deltas, records))
 
 
-# A batch as the log stores it: the fields of `LogBatch` in order, in a plain tuple.
-_Entry = tuple[int, tuple[tuple[bytes, bytes | None], ...], int, int, int, int, str | None, int]
+# A batch as the log stores it: the fields of `LogBatch` in order, in a plain tuple; the first
+# eight for a batch as appended, all eleven for one the log cleaner recopied.
+_Entry = tuple[Any, ...]
 
 
 def _entry_next_offset(entry: _Entry) -> int:
-    return entry[0] + len(entry[1])
+    if len(entry) == 8:
+        return entry[0] + len(entry[1])
+    return entry[0] + entry[9] + 1
 
 
 _entry_base_offset = itemgetter(0)
 
 
+class LogSegment:
+    """One segment of a replica's log (Kafka's `LogSegment`): the offset it starts at, the bytes
+    of the batches it holds, and when it was last written (its file's last-modified time).
+
+    A log is a run of segments; the last one is the *active* segment, the only one appended
+    to. An append that would take the active segment past `segment.bytes` (for
+    `__consumer_offsets`, `offsets.topic.segment.bytes`) first rolls a new one at the batch's
+    base offset (`UnifiedLog.maybeRoll`, `LogSegment.shouldRoll`). The log cleaner never cleans
+    the active segment, and replaces the segments it cleans with fewer, smaller ones.
+    """
+
+    __slots__ = ("base_offset", "size_in_bytes", "last_modified_ms")
+
+    def __init__(self, base_offset: int, size_in_bytes: int = 0, last_modified_ms: int = 0
+                 ) -> None:
+        self.base_offset = base_offset
+        self.size_in_bytes = size_in_bytes
+        self.last_modified_ms = last_modified_ms
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogSegment):
+            return NotImplemented
+        return (self.base_offset, self.size_in_bytes, self.last_modified_ms) == \
+            (other.base_offset, other.size_in_bytes, other.last_modified_ms)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        # Kafka's LogSegment.toString, without the index and file fields
+        return (f"LogSegment(baseOffset={self.base_offset}, size={self.size_in_bytes}, "
+                f"lastModifiedTime={self.last_modified_ms})")
+
+
 class BatchLog(Sequence[LogBatch]):
-    """A replica's log: a read-only sequence of `LogBatch`, stored as plain tuples.
+    """A replica's log: a read-only sequence of `LogBatch`, stored as plain tuples, and its
+    segments (`segments`, the last one active; see `LogSegment`).
 
     A long log is the largest thing a coordinator keeps alive (one batch per write at linger
     0). Plain tuples of ints, strings and bytes are untracked by Python's cyclic garbage
@@ -149,14 +229,52 @@ class BatchLog(Sequence[LogBatch]):
     read (equal batch for batch, not the same object twice). Batches are in offset order.
     """
 
-    __slots__ = ("_chunks", "_chunk_ends", "_tail")
+    __slots__ = ("_chunks", "_chunk_ends", "_tail", "segments", "_active", "first_dirty_offset")
 
     def __init__(self, batches: Sequence[LogBatch] = ()) -> None:
         self._chunks: list[tuple[_Entry, ...]] = []  # full chunks of _CHUNK entries
         self._chunk_ends: list[int] = []  # the next offset after each chunk
         self._tail: list[_Entry] = []  # the last entries, fewer than _CHUNK
+        self._active = LogSegment(0)
+        self.segments: list[LogSegment] = [self._active]  # oldest first; the last is active
+        # Where the dirty section starts: the end of what the log cleaner has cleaned (Kafka's
+        # cleaner-offset-checkpoint); the log start until the first cleaning.
+        self.first_dirty_offset = 0
         for batch in batches:
-            self._append_entry(_entry(batch))
+            entry = _entry(batch)
+            self._append_entry(entry)
+            self._active.size_in_bytes += entry[7]
+            self._active.last_modified_ms = entry[3]
+
+    # -- segments ------------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.segments[0].base_offset
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._active
+
+    def roll(self, base_offset: int, now_ms: int) -> LogSegment:
+        """Start a new active segment at `base_offset` (`LocalLog.roll`)."""
+        segment = self._active = LogSegment(base_offset, 0, now_ms)
+        self.segments.append(segment)
+        return segment
+
+    def size_in_bytes(self) -> int:
+        return sum(s.size_in_bytes for s in self.segments)
+
+    def _replace_segments(self, end_offset: int, entries: list[_Entry],
+                          segments: list[LogSegment]) -> None:
+        """Put cleaned `segments` holding `entries` in place of every segment before
+        `end_offset`, a segment's base (`UnifiedLog.replaceSegments`); the rest stays."""
+        kept = [e for e in self._entries() if e[0] >= end_offset]
+        rest = [s for s in self.segments if s.base_offset >= end_offset]
+        self._chunks, self._chunk_ends, self._tail = [], [], []
+        self._extend_entries(tuple(entries) + tuple(kept))
+        self.segments = segments + rest
+        self._active = self.segments[-1]
 
     # -- the stored entries (the partition works on these) -------------------------------------
 
@@ -248,8 +366,15 @@ _CHUNK = 1024
 
 
 def _entry(batch: LogBatch) -> _Entry:
-    return (batch.base_offset, tuple(batch.records), batch.leader_epoch, batch.append_time_ms,
-            batch.producer_id, batch.producer_epoch, batch.control, batch.size_in_bytes)
+    entry = (batch.base_offset, tuple(batch.records), batch.leader_epoch, batch.append_time_ms,
+             batch.producer_id, batch.producer_epoch, batch.control, batch.size_in_bytes)
+    if batch.offset_deltas is None and batch.last_offset_delta is None \
+            and batch.delete_horizon_ms is None:
+        return entry
+    deltas = tuple(range(len(batch.records))) if batch.offset_deltas is None \
+        else tuple(batch.offset_deltas)
+    last = batch.next_offset - batch.base_offset - 1
+    return entry + (deltas, last, batch.delete_horizon_ms)
 
 
 class Replica:
@@ -273,10 +398,21 @@ class Replica:
         self.inflight: TimerHandle | None = None
 
     def truncate_to(self, offset: int) -> None:
+        """Drop the batches past `offset` (`UnifiedLog.truncateTo`): segments that start after
+        it go, the last one left becomes the active segment, and the cleaner's checkpoint
+        moves back if it was past it (`LogCleanerManager.maybeTruncateCheckpoint`)."""
+        old = self.batches
         keep = BatchLog()
-        for e in self.batches._entries():
+        segments = [LogSegment(s.base_offset, 0, s.last_modified_ms) for s in old.segments
+                    if s.base_offset <= offset] or [LogSegment(offset)]
+        bases = [s.base_offset for s in segments]
+        for e in old._entries():
             if _entry_next_offset(e) <= offset:
                 keep._append_entry(e)
+                segments[max(0, bisect_right(bases, e[0]) - 1)].size_in_bytes += e[7]
+        keep.segments = segments
+        keep._active = segments[-1]
+        keep.first_dirty_offset = min(old.first_dirty_offset, offset)
         self.batches = keep
         last = keep._last_entry()
         self.log_end_offset = _entry_next_offset(last) if last is not None else 0
@@ -295,7 +431,8 @@ class ReplicatedPartition:
                  replication_latency_ms: int = 1, replica_lag_time_max_ms: int = 30000,
                  replica_fetch_wait_max_ms: int = 500,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-                 topic_id: str = "AAAAAAAAAAAAAAAAAAAAAQ") -> None:
+                 topic_id: str = "AAAAAAAAAAAAAAAAAAAAAQ",
+                 segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> None:
         if not replicas:
             raise ValueError(f"{tp} needs at least one replica")
         if len(set(replicas)) != len(replicas):
@@ -308,6 +445,7 @@ class ReplicatedPartition:
         if replica_fetch_wait_max_ms <= 0:
             raise ValueError(f"replica.fetch.wait.max.ms must be > 0, got "
                              f"{replica_fetch_wait_max_ms}")
+        check_config_int("segment.bytes", segment_bytes, at_least=1)
         self.tp = tp
         self.scheduler = scheduler
         self.trace = trace
@@ -322,6 +460,9 @@ class ReplicatedPartition:
         self.replica_lag_time_max_ms = replica_lag_time_max_ms
         self.replica_fetch_wait_max_ms = replica_fetch_wait_max_ms
         self.max_message_bytes = max_message_bytes
+        self.segment_bytes = segment_bytes  # the topic's segment.bytes
+        # the log cleaner of each broker that cleans its replica here (`LogCleaner.add_log`)
+        self._cleaners: dict[int, Any] = {}
         self._listeners: dict[int, HighWatermarkListener] = {}
         self._append_failures: list[KafkaError] = []
         self._lock = threading.RLock()
@@ -404,17 +545,23 @@ class ReplicatedPartition:
             leader = self.replicas[broker_id]
             records = tuple(records)
             base_offset = leader.log_end_offset
+            now = self.scheduler._now
+            log = leader.batches
+            segment = log._active
+            used = segment.size_in_bytes
+            if used and used > self.segment_bytes - size:  # LogSegment.shouldRoll
+                segment = self._roll(leader, base_offset)
+            segment.size_in_bytes += size
+            segment.last_modified_ms = now
             # LogBatch(base_offset, records, ...) as the log stores it (see BatchLog);
             # leader.batches._append_entry(entry), written out
-            log = leader.batches
             tail = log._tail
-            tail.append((base_offset, records, self.leader_epoch, self.scheduler._now,
+            tail.append((base_offset, records, self.leader_epoch, now,
                          producer_id, producer_epoch, control, size))
             if len(tail) == _CHUNK:
                 log._seal_tail()
             leader.log_end_offset = leader.known_leo = end = base_offset + len(records)
             if self._parked:
-                now = self.scheduler._now
                 for b, f in self.replicas.items():  # the waiting followers, in replica order
                     if b != broker_id and f.parked_offset is not None:
                         self._refetch_parked(f, now)
@@ -585,7 +732,7 @@ class ReplicatedPartition:
             # The batches are contiguous, in offset order: copy those from the follower's end.
             i = bisect_left(batches, copied_from, key=_entry_base_offset)
             if i < len(batches):
-                f.batches._extend_entries(batches[i:] if i else batches)
+                self._append_fetched(f, batches[i:] if i else batches)
                 f.log_end_offset = _entry_next_offset(batches[-1])
             f.high_watermark = max(f.high_watermark, min(leader_hwm, f.log_end_offset))
             if f.log_end_offset > copied_from and self.trace.threshold <= _DEBUG:
@@ -593,6 +740,33 @@ class ReplicatedPartition:
                     "replica_fetched", tp=str(self.tp), broker=f.broker_id,
                     from_offset=copied_from, to_offset=f.log_end_offset)
             self._send_fetch(f)
+
+    def _append_fetched(self, f: Replica, entries: tuple[_Entry, ...]) -> None:
+        """A follower appends the batches a fetch brought, rolling its own segments by the
+        same rule as the leader (so, batch for batch, at the same offsets)."""
+        log = f.batches
+        segment = log._active
+        limit = self.segment_bytes
+        for entry in entries:
+            size = entry[7]
+            used = segment.size_in_bytes
+            if used and used > limit - size:
+                segment = self._roll(f, entry[0])
+            segment.size_in_bytes += size
+        segment.last_modified_ms = self.scheduler._now
+        log._extend_entries(entries)
+
+    def _roll(self, replica: Replica, base_offset: int) -> LogSegment:
+        """The replica's active segment is full: a new one starts at `base_offset`
+        (`LocalLog.roll`), and its broker's log cleaner may now have work."""
+        segment = replica.batches.roll(base_offset, self.scheduler._now)
+        b = replica.broker_id
+        LogContext(self.trace, f"broker-{b}", f"[LocalLog partition={self.tp}, dir={LOG_DIR}] "
+                   ).log("LL-ROLL", offset=base_offset, ms=0)
+        cleaner = self._cleaners.get(b)
+        if cleaner is not None:
+            cleaner.wake()
+        return segment
 
     # -- faults and leadership -----------------------------------------------------------------
 
