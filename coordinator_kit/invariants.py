@@ -130,12 +130,10 @@ class Regression:
     kind: str = KAFKA_ALLOWS_OFFSET_BEHIND
 
     def __str__(self) -> str:
-        back = (f"{_shown(self.was)} -> {_shown(self.now)} at {self.ts} ms on broker "
-                f"{self.leader} (high watermark {self.high_watermark}, record at offset "
-                f"{self.record_offset})")
-        again = (f", back to {_shown(self.was)} at {self.restored_ms} ms"
-                 if self.restored_ms is not None else ", not back yet")
-        return f"{self.topic}-{self.partition} ({self.group}): {back}{again}"
+        until = f"{self.restored_ms} ms" if self.restored_ms is not None else "now"
+        return (f"{self.topic}-{self.partition} ({self.group}): {_shown(self.now)} instead of "
+                f"{_shown(self.was)} on broker {self.leader}, {self.ts} to {until} (high "
+                f"watermark {self.high_watermark}, record at {self.record_offset})")
 
 
 def _shown(offset: int | None) -> str:
