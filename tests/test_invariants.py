@@ -135,7 +135,7 @@ def test_a_committed_generation_going_back_is_caught():
     records = monitor.committed_records("group-1")
     # tamper: the reader hands on a committed GroupMetadata record of generation 0
     records.on_group_metadata("group-1", GroupMetadataEntry(records.next_offset, 0, {}))
-    assert broken(monitor, "generations grow")[0].startswith("committed generation went from")
+    assert broken(monitor, GENERATIONS_GROW)[0].startswith("committed generation went from")
 
 
 # -- a member with a stale generation is fenced -----------------------------------------------
@@ -322,20 +322,19 @@ def test_the_regression_ends_as_soon_as_the_stalled_follower_fetches_again():
     cluster.monitor.assert_ok()
 
 
-def test_offsets_lost_from_the_new_leaders_log_are_a_violation():
+def test_offsets_lost_from_the_new_leaders_log_are_a_violation(monkeypatch):
     """The same move, but the new coordinator does not replay the OffsetCommit records of the
     last committed batch: below its high watermark that is a loss, not a regression."""
     cluster = run_scenario("second-joins", trace_level="INFO")
     cluster.run_for(3_000)
     real = OffsetMetadataManager.replay
-    cluster.monitor.committed_records("group-1")
 
     def replay_but_forget(self, offset, record):
         if offset < 21 or offset >= 27:
             real(self, offset, record)
 
-    import unittest.mock
-    with unittest.mock.patch.object(OffsetMetadataManager, "replay", replay_but_forget):
+    with monkeypatch.context() as patched:
+        patched.setattr(OffsetMetadataManager, "replay", replay_but_forget)
         p = stall_and_move(cluster)
         cluster.stall_replica(p.tp.partition, 0, False)
         cluster.run_for(100)
@@ -370,7 +369,7 @@ def test_offsets_expired_by_retention_are_deletions_not_losses():
     assert summary["offsets_deleted"] == 6 and summary["committed_partitions"] == 0
 
 
-def test_offsets_dropped_without_a_tombstone_are_lost():
+def test_offsets_dropped_without_a_tombstone_are_lost(monkeypatch):
     """A coordinator that forgets expired offsets when it loads the log, without writing a
     tombstone for them, loses them: the monitor tells that from an expiry."""
     cluster = new_cluster(trace_level="INFO", group_config={"offsets.retention.minutes": 1})
@@ -386,8 +385,8 @@ def test_offsets_dropped_without_a_tombstone_are_lost():
             return  # dropped in memory, no tombstone in the log
         real(self, offset, record)
 
-    import unittest.mock
-    with unittest.mock.patch.object(OffsetMetadataManager, "replay", replay_expiring):
+    with monkeypatch.context() as patched:
+        patched.setattr(OffsetMetadataManager, "replay", replay_expiring)
         cluster.move_coordinator("group-1")
         cluster.run_for(100)
     cluster.monitor.check()
@@ -411,8 +410,7 @@ def test_offsets_dropped_without_a_tombstone_are_lost():
     ([("stall", 1, 100), ("move", 0, 100)], "DEBUG", False, 0),
 ])
 def test_shrunk_fault_schedules_keep_the_invariants(schedule, level, static, regressions):
-    defaults = {}
-    cluster = new_cluster(trace_level=level, consumer_defaults=defaults)
+    cluster = new_cluster(trace_level=level)
     if static:
         for i in range(3):
             cluster.add_consumer(f"c{i}", group_instance_id=f"i{i}")
