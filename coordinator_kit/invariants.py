@@ -13,7 +13,8 @@ On the cluster's state, as it runs (`InvariantMonitor`):
   record of the same partition carries a lower offset only after a deletion);
 * **generations grow**: the generations of a group's committed GroupMetadata records never go
   down (until a tombstone deletes the group), and the coordinator's generation is never below
-  the last committed one. The coordinator's own generation may go back on failover: a join
+  the last committed one (unless the group was deleted since, by a tombstone not committed
+  yet, and a JoinGroup created it anew). The coordinator's own generation may go back on failover: a join
   phase bumps it in memory, and the record only comes with the leader's SyncGroup, so a new
   coordinator that loads the log before that resumes from the last committed generation, as
   Kafka's does (`GroupMetadataManager.replay` builds the group from its last record).
@@ -76,7 +77,7 @@ from .client.consumer import Consumer
 from .cluster import Cluster
 from .committed import CommittedRecords, GroupMetadataEntry, OffsetCommitEntry, OffsetKey
 from .errors import Errors
-from .group.records import RECORD_TYPE_NAMES
+from .group.records import GROUP_METADATA_RECORD_TYPE, RECORD_TYPE_NAMES
 from .group.service import BrokerResponse
 from .runtime.runtime import CoordinatorState
 from .runtime.snapshottable import SnapshottableCoordinator
@@ -278,12 +279,23 @@ class InvariantMonitor:
         if group is None:
             return
         generation = group.generation_id
-        if 0 <= generation < self._max_committed_generation:
+        if 0 <= generation < self._max_committed_generation \
+                and not self._deleted_since_commit(self.group_id):
             self._fail(GENERATIONS_GROW, f"the coordinator is at generation {generation}, below "
                                          f"the committed generation "
                                          f"{self._max_committed_generation}")
         if generation > self._max_generation:
             self._max_generation = generation
+
+    def _deleted_since_commit(self, group_id: str) -> bool:
+        """The coordinator's log holds a tombstone of the group above the high watermark: the
+        group was deleted (`GroupCoordinatorShard.cleanupGroupMetadata`, when it is empty and
+        its offsets expired), and the shard's latest state already lost it on replay
+        (`GroupMetadataManager.replay`), so a JoinGroup since created it anew at generation 0.
+        Read only when a generation looks too low, so the rare case pays for the look."""
+        return any(record.record_type == GROUP_METADATA_RECORD_TYPE and record.value is None
+                   and record.key["group"] == group_id
+                   for _, record in self.committed_records(group_id).uncommitted())
 
     # -- committed offsets kept -----------------------------------------------------------------
 

@@ -16,6 +16,42 @@ ACTIONS = ("crash", "pause", "slow", "drop", "cut", "heal", "move", "add", "leav
 # `__consumer_offsets` partition, a failed load on the broker the coordinator moves to next
 # (then the move), and a stalled follower of that partition ("heal" resumes stalled followers)
 ALL_FAULTS = ACTIONS + ("append", "load", "stall")
+# the faults of group-1's coordinator partition, which need no consumer ("resume": the stalled
+# followers fetch again)
+COORDINATOR_FAULTS = ("move", "append", "load", "stall", "resume")
+
+
+def apply_coordinator_fault(cluster: Cluster, action: str, who: int,
+                            do: Callable[..., Any] | None = None) -> None:
+    """Apply one of `COORDINATOR_FAULTS` to group-1's `__consumer_offsets` partition: move its
+    leadership to the next in-sync replica (if there is one), fail its next append, fail the
+    next load on the `who`-th other in-sync replica and move there, stall the `who`-th follower,
+    or resume every stalled follower."""
+    if do is None:
+        def do(method: str, *args: Any) -> Any:
+            return getattr(cluster, method)(*args)
+    tp = cluster.partition_of("group-1")
+    p = cluster.partitions[tp]
+    if action == "move":
+        if len(p.isr) > 1:  # another in-sync replica can lead
+            do("move_coordinator", "group-1")
+    elif action == "append":
+        do("fail_next_append", tp.partition)
+    elif action == "load":
+        others = [b for b in p.isr if b != p.leader_id]
+        if others:
+            target = others[who % len(others)]
+            do("fail_next_load", tp.partition, target)
+            do("move_coordinator", tp.partition, target)
+    elif action == "stall":
+        followers = [b for b in sorted(p.replicas) if b != p.leader_id]
+        do("stall_replica", tp.partition, followers[who % len(followers)])
+    elif action == "resume":
+        for b, replica in sorted(p.replicas.items()):
+            if not replica.fetching:
+                do("stall_replica", tp.partition, b, False)
+    else:
+        raise ValueError(f"not a coordinator fault: {action!r}; one of {COORDINATOR_FAULTS}")
 
 
 def apply_fault(cluster: Cluster, action: str, who: int, ms: int, extra: int,
@@ -45,31 +81,11 @@ def apply_fault(cluster: Cluster, action: str, who: int, ms: int, extra: int,
         do("cut_off", name, False)
         do("drop_heartbeats", name, False)
         do("slow_poll", name, 100)
-        tp = cluster.partition_of("group-1")
-        for b, replica in sorted(cluster.partitions[tp].replicas.items()):
-            if not replica.fetching:
-                do("stall_replica", tp.partition, b, False)
-    elif action == "move":
-        p = cluster.partitions[cluster.partition_of("group-1")]
-        if len(p.isr) > 1:  # another in-sync replica can lead
-            do("move_coordinator", "group-1")
+        apply_coordinator_fault(cluster, "resume", who, do)
     elif action == "leave" and len(live) > 1:
         do("leave", name)
-    elif action == "append":
-        do("fail_next_append", cluster.partition_of("group-1").partition)
-    elif action == "load":
-        tp = cluster.partition_of("group-1")
-        p = cluster.partitions[tp]
-        others = [b for b in p.isr if b != p.leader_id]
-        if others:
-            target = others[who % len(others)]
-            do("fail_next_load", tp.partition, target)
-            do("move_coordinator", tp.partition, target)
-    elif action == "stall":
-        tp = cluster.partition_of("group-1")
-        p = cluster.partitions[tp]
-        followers = [b for b in sorted(p.replicas) if b != p.leader_id]
-        do("stall_replica", tp.partition, followers[who % len(followers)])
+    elif action in COORDINATOR_FAULTS:
+        apply_coordinator_fault(cluster, action, who, do)
     return extra
 
 
@@ -88,9 +104,7 @@ def run_schedule(cluster: Cluster, schedule: Any, *, consumers: int = 3,
         cluster.run_for(ms)
     tp = cluster.partition_of("group-1")
     p = cluster.partitions[tp]
-    for b, replica in sorted(p.replicas.items()):
-        if not replica.fetching:
-            cluster.stall_replica(tp.partition, b, False)
+    apply_coordinator_fault(cluster, "resume", 0)
     for name, c in cluster.consumers.items():
         if c.running and not c.crashed:
             cluster.cut_off(name, False)
