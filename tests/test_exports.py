@@ -11,6 +11,7 @@ PACKAGES = ["coordinator_kit.errors", "coordinator_kit.clock", "coordinator_kit.
             "coordinator_kit.timeline", "coordinator_kit.runtime", "coordinator_kit.viz",
             "coordinator_kit.group", "coordinator_kit.client", "coordinator_kit.assignors",
             "coordinator_kit.cluster", "coordinator_kit.scenarios", "coordinator_kit.invariants",
+            "coordinator_kit.committed",
             "coordinator_kit.recording", "coordinator_kit.predict", "coordinator_kit.feedback"]
 
 

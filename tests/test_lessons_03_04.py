@@ -495,6 +495,34 @@ def test_a_parked_commit_is_lost_only_unacknowledged():
     assert cluster.monitor.violations == []
 
 
+def test_a_new_leader_behind_serves_an_older_offset_then_the_newer_one():
+    """Section 8 of notebook 04: followers know the high watermark a round late; broker 0
+    leads with 14 (`Partition.makeLeader`), broker 1 stalled in the ISR holds it there until
+    the ISR check drops it at 60 s; a read at the committed offset serves 1600, then 5600."""
+    behind = of.group_cluster(consumers=2, run_ms=21_200, seed=0)
+    table = of.replicas_table(behind, "group-1")
+    assert table.column("high watermark") == ["14", "14", "20"]
+    assert table.column("role") == ["follower", "follower", "leader"]
+    behind.stall_replica(2, 1)
+    behind.move_coordinator("group-1", to_broker=0)
+    of.wait_for_load(behind, "group-1")
+    table = of.replicas_table(behind, "group-1")
+    assert table.column("high watermark") == ["14", "14", "20"]
+    assert table.column("fetching") == ["-", "NO (stalled)", "yes"]
+    over = of.offset_over_time(behind, "group-1", ("orders", 0),
+                               [21_300, 59_999, 60_000, 60_100])
+    assert over.column("served") == ["1600", "1600", "5600", "5600"]
+    assert over.column("acknowledged") == ["2100", "2100", "2100", "5600"]
+    assert over.column("ISR") == ["2,0,1", "2,0,1", "2,0", "2,0"]
+    assert [(r.was, r.now, r.ts, r.restored_ms) for r in behind.monitor.regressions] == [
+        (2100, 1600, 21_201, 60_000)] * 6
+    regressions = of.regressions_table(behind)
+    assert regressions.column("partition") == [f"orders-{i}" for i in range(6)]
+    assert set(regressions.column("served")) == {"1600"}
+    assert regressions.column("record at") == [str(14 + i) for i in range(6)]
+    assert behind.monitor.violations == []
+
+
 def test_group_status_says_where_a_group_is_served_and_why_not():
     """CoordinatorRuntime.withActiveContextOrThrow: a FAILED context answers NOT_COORDINATOR and
     stays FAILED until a load with a higher epoch (scheduleLoadOperation); FindCoordinator still

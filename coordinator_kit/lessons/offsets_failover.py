@@ -22,7 +22,7 @@ Exercise answers start as `...`; a check then says "not answered yet" without ra
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ from ..group.records import (GROUP_METADATA_RECORD_TYPE, OFFSET_COMMIT_KEY,
 from ..group.service import java_string_hashcode, partition_for
 from ..runtime.records import CoordinatorRecord
 from ..runtime.runtime import CoordinatorState
+from ..invariants import KAFKA_ALLOWS_OFFSET_BEHIND
 from ..scenarios import new_cluster
 from ..topic import TopicPartition
 from .runtime_lifecycle import (NOT_ANSWERED, LogCursor, TextTable, Verdict, as_error,
@@ -44,6 +45,7 @@ __all__ = [
     "SERDE", "LogCursor", "TextTable", "Verdict", "NOT_ANSWERED",
     "group_cluster", "where_is", "records_table", "describe_record", "explain_record",
     "coordinator_state", "compare_states", "offsets_table", "wait_for_load",
+    "replicas_table", "offset_over_time", "regressions_table",
     "stall_followers", "resume_followers", "count_record_types",
     "ServedState", "GroupStatus", "group_status", "SvgImage", "group_timeline",
     "exercise_2_cluster", "exercise_3_run", "exercise_3_outcome",
@@ -450,6 +452,61 @@ def offsets_table(cluster: Cluster, group_id: str = "group-1") -> TextTable:
         have = served.offsets.get(key)
         ok = "-" if ack is None else ("yes" if have is not None and ack <= have else "NO")
         table.add([f"{key[0]}-{key[1]}", owner, position, ack, have, ok])
+    return table
+
+
+def replicas_table(cluster: Cluster, group_id: str) -> TextTable:
+    """The replicas of the group's `__consumer_offsets` partition: each broker's log end and
+    the high watermark it knows (a follower learns it from the leader's fetch responses, so it
+    is a round behind), whether it fetches and whether it is in the ISR."""
+    p = cluster.partitions[cluster.partition_of(group_id)]
+    table = TextTable(["broker", "role", "log end", "high watermark", "fetching", "in ISR"],
+                      title=f"t = {cluster.scheduler.now} ms, {p.tp}, leader epoch "
+                            f"{p.leader_epoch}, ISR {p.isr}")
+    for b, replica in sorted(p.replicas.items()):
+        table.add([b, "leader" if b == p.leader_id else "follower", replica.log_end_offset,
+                   replica.high_watermark, "-" if b == p.leader_id else
+                   ("yes" if replica.fetching else "NO (stalled)"),
+                   "yes" if b in p.isr else "no"])
+    return table
+
+
+def offset_over_time(cluster: Cluster, group_id: str, partition: tuple[str, int],
+                     times: Sequence[int]) -> TextTable:
+    """Run the cluster to each of `times` (virtual ms) and note, for one partition of the
+    group, what its coordinator serves to a read at the committed offset (an OffsetFetch
+    without require_stable, as `kafka-consumer-groups --describe` sends) and the highest
+    offset the consumers were told is committed, with the leader's high watermark and ISR."""
+    table = TextTable(["t (ms)", "leader", "ISR", "high watermark", "log end", "served",
+                       "acknowledged"],
+                      title=f"{partition[0]}-{partition[1]} of {group_id}")
+    tp = cluster.partition_of(group_id)
+    for t in times:
+        cluster.run_until(t)
+        p = cluster.partitions[tp]
+        served = coordinator_state(cluster, group_id)
+        acknowledged = max((offset for c in cluster.consumers.values()
+                            if c.config.group_id == group_id
+                            for t_, offset in c.committed.items()
+                            if (t_.topic, t_.partition) == partition), default=None)
+        table.add([t, p.leader_id, ",".join(map(str, p.isr)), p.high_watermark,
+                   p.log_end_offset,
+                   served.error or served.offsets.get(partition, "-"), acknowledged])
+    return table
+
+
+def regressions_table(cluster: Cluster) -> TextTable:
+    """The regressions that Kafka allows, as the cluster's `InvariantMonitor` saw them: a
+    committed offset a new coordinator served older than its predecessor had (its high
+    watermark not yet past the newer record), from when and until when."""
+    table = TextTable(["partition", "group", "served", "instead of", "broker", "from (ms)",
+                       "until (ms)", "high watermark", "record at"],
+                      title=f"{KAFKA_ALLOWS_OFFSET_BEHIND} (Kafka allows it)")
+    for r in cluster.monitor.regressions:  # type: ignore[attr-defined]
+        table.add([f"{r.topic}-{r.partition}", r.group, "none" if r.now is None else r.now,
+                   "none" if r.was is None else r.was, r.leader, r.ts,
+                   "-" if r.restored_ms is None else r.restored_ms, r.high_watermark,
+                   r.record_offset])
     return table
 
 
