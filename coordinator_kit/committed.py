@@ -117,8 +117,7 @@ class CommittedRecords:
             if batch.control is not None:
                 self.next_offset = batch.next_offset
                 continue
-            for i, (key, value) in enumerate(batch.records):
-                offset = batch.base_offset + i
+            for offset, key, value in batch.offset_records():  # a cleaned batch keeps offsets
                 if offset < self.next_offset:
                     continue
                 if offset >= hwm:
@@ -225,10 +224,10 @@ class CommittedRecords:
         hwm = p.high_watermark
         out = []
         for batch in p.read(p.leader_id, hwm):
-            for i, (key, value) in enumerate(batch.records):
-                if batch.base_offset + i >= hwm and batch.control is None:
+            for offset, key, value in batch.offset_records():
+                if offset >= hwm and batch.control is None:
                     try:
-                        out.append((batch.base_offset + i, _SERDE.deserialize(key, value)))
+                        out.append((offset, _SERDE.deserialize(key, value)))
                     except (UnknownRecordTypeError, RuntimeError):
                         pass
         return out
