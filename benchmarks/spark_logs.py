@@ -457,27 +457,30 @@ _LOGGER = " (kafka.coordinator.group.GroupCoordinator)"
 _HEAD = "[2024-05-10 09:10:00,000] INFO "
 
 
+# name -> (prefix, pump, suffix): the line is prefix + pump * n + suffix
+HOSTILE: dict[str, tuple[str, str, str]] = {
+    "template separators (librdkafka rebalance)": (
+        _HEAD + 'Group "g" initiating rebalance (', ") in state  (join-state ) with ", _LOGGER),
+    "template separators (ISR shrink)": (
+        _HEAD + "Shrinking ISR from ", " to . Leader: (highWatermark: , endOffset: ). "
+        "Out of sync replicas: ", _LOGGER),
+    "template separators (coordinator dead)": (
+        _HEAD + "Marking the coordinator dead (node ", "a) for group a: .", "!" + _LOGGER),
+    "spaces after the level": (_HEAD, " ", "x"),
+    "a class name of dots": ("", "a.", "aException"),
+}
+_NORMAL = (_HEAD + "[GroupCoordinator id=1] Member m in group ", "g",
+           " has failed, removing it from the group." + _LOGGER)
+
+
+def _fill(prefix: str, pump: str, suffix: str, length: int) -> str:
+    return prefix + pump * max(1, (length - len(prefix) - len(suffix)) // len(pump)) + suffix
+
+
 def hostile_lines(length: int = 11_000) -> dict[str, tuple[str, str]]:
     """name -> (hostile line, a well-formed line of the same length)."""
-    def fill(prefix: str, pump: str, suffix: str = "") -> str:
-        n = max(1, (length - len(prefix) - len(suffix)) // len(pump))
-        return prefix + pump * n + suffix
-
-    normal = fill(_HEAD + "[GroupCoordinator id=1] Member m in group ", "g", " has failed, "
-                  "removing it from the group." + _LOGGER)
-    return {
-        "template separators (librdkafka rebalance)": (fill(
-            _HEAD + 'Group "g" initiating rebalance (', ") in state  (join-state ) with ",
-            _LOGGER), normal),
-        "template separators (ISR shrink)": (fill(
-            _HEAD + "Shrinking ISR from ", " to . Leader: (highWatermark: , endOffset: ). "
-            "Out of sync replicas: ", _LOGGER), normal),
-        "template separators (coordinator dead)": (fill(
-            _HEAD + "Marking the coordinator dead (node ", "a) for group a: .", "!" + _LOGGER),
-            normal),
-        "spaces after the level": (fill(_HEAD, " ", "x"), normal),
-        "a class name of dots": (fill("", "a.", "aException"), normal),
-    }
+    normal = _fill(*_NORMAL, length)
+    return {name: (_fill(*parts, length), normal) for name, parts in HOSTILE.items()}
 
 
 def run_hostile(spark: Any, length: int) -> int:

@@ -130,7 +130,7 @@ class _Scan:
         self.out = Inputs()
         self.walked: dict[str, str] = {}          # real folder -> the name it was read as
         self.read: dict[str, str] = {}            # real file -> the name it was read as
-        self.links: list[tuple[Path, str]] = []   # symlinked folders, for after the walk
+        self.links: list[tuple[Path, str]] = []   # symlinks, for after the walk
 
     def note(self, path: Path | str, action: str, why: str) -> None:
         self.out.notes.append(InputNote(display_name(path), action, why))
@@ -185,13 +185,8 @@ class _Scan:
             if e.name.startswith((".", "_")):
                 continue
             p = Path(e.path)
-            if e.is_symlink():
-                if not os.path.exists(p):
-                    self.note(p, "skipped", _dangling(p))
-                elif os.path.isdir(p):
-                    self.links.append((p, os.path.realpath(p)))
-                else:
-                    self.add_file(p, explicit=False)
+            if e.is_symlink():                   # after the walk's own files and folders
+                self.links.append((p, os.path.realpath(p)))
             elif e.is_dir(follow_symlinks=False):
                 subfolders.append(p)
             else:
@@ -200,11 +195,16 @@ class _Scan:
             self.walk(sub)
 
     def follow_links(self) -> None:
-        """The symlinked folders met in the walk, once the walk's own folders are known."""
+        """The symlinks met in the walk, once the walk's own files and folders are known (so a
+        file or folder seen both directly and through a link is read under its own name)."""
         while self.links:
             link, real = self.links.pop(0)
             here = os.path.realpath(link.parent)
-            if real == here or here.startswith(real.rstrip(os.sep) + os.sep):
+            if not os.path.exists(link):
+                self.note(link, "skipped", _dangling(link))
+            elif not os.path.isdir(link):
+                self.add_file(link, explicit=False)
+            elif real == here or here.startswith(real.rstrip(os.sep) + os.sep):
                 self.note(link, "skipped", f"a symlink loop: it points to {display_name(real)}, "
                           "a folder it is inside")
             elif real in self.walked:
@@ -237,6 +237,13 @@ def scan_inputs(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
             if os.path.islink(p):
                 raise FileNotFoundError(f"log path {str(p)!r} is {_dangling(p)}; give a file "
                                         "or a directory of log files")
+            try:
+                os.stat(p)
+            except PermissionError:
+                raise FileNotFoundError(f"log path {str(p)!r} cannot be reached: permission "
+                                        "denied on a folder above it") from None
+            except OSError:
+                pass
             raise FileNotFoundError(f"log path {str(p)!r} does not exist; give a file or a "
                                     "directory of log files")
         if p.is_dir():

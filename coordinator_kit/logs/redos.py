@@ -25,6 +25,7 @@ Used by the tests (tests/test_log_inputs.py) and by `benchmarks/spark_logs.py --
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -175,20 +176,26 @@ def growth(run: Callable[[str], object], case: PumpCase, length: int = 2000,
            factor: int = 4, repeat: int = 3) -> float:
     """time(run on the case at factor * length) / time(at length), best of `repeat` each.
 
-    About `factor` when the work is linear in the input; factor**2 when quadratic."""
-    small, big = case.text(length), case.text(length * factor)
-    return _best(run, big, repeat) / max(_best(run, small, repeat), 1e-7)
+    About `factor` when the work is linear in the input; factor**2 when quadratic. Measured
+    at length, 2 * length, then factor * length; when the double length already grows
+    superlinearly (more than 4x: quadratic or worse) the answer is extrapolated from it
+    instead, so that a catastrophic case shows in a moment rather than after minutes."""
+    t1 = max(_best(run, case.text(length), repeat), 1e-7)
+    t2 = _best(run, case.text(2 * length), repeat)
+    if t2 / t1 > 4:
+        return (t2 / t1) ** math.log2(factor)
+    return _best(run, case.text(length * factor), repeat) / t1
 
 
 def worst_growth(run: Callable[[str], object], cases: Iterable[PumpCase], *,
                  length: int = 2000, factor: int = 4, top: int = 12, repeat: int = 3
                  ) -> list[tuple[float, PumpCase]]:
-    """The growth of the `top` cases slowest at the big length (one timing each first: a
+    """The growth of the `top` cases slowest at `length` (one timing each first: a
     superlinear case is the slowest there by far), worst first."""
     timed = []
     for case in cases:
         t0 = time.perf_counter()
-        run(case.text(length * factor))
+        run(case.text(length))
         timed.append((time.perf_counter() - t0, case))
     timed.sort(key=lambda tc: -tc[0])
     out = [(growth(run, case, length, factor, repeat), case) for _, case in timed[:top]]
