@@ -424,14 +424,20 @@ class ParsedLogs:
         return counts
 
 
-def parse_logs(paths: PathsArg, spark: Any = None, *, multiline: bool = True) -> ParsedLogs:
+def parse_logs(paths: PathsArg, spark: Any = None, *, multiline: bool = True,
+               checkpoint: bool = False) -> ParsedLogs:
     """Events and quarantine of `paths` as DataFrames (schema.EVENT_COLUMNS each).
 
     With `multiline` (the default) continuation lines are attached to their record's `raw`;
     that reads the input a second time for the (few) continuation lines. Without it, they are
     only counted (as other lines). `write_parsed` needs one pass either way.
+
+    With `checkpoint`, the lines are classified once, now, and kept in the executors'
+    memory (`localCheckpoint`): for several actions on an input small enough to keep.
     """
     lines, notes = _load(paths, spark)
+    if checkpoint:
+        lines = lines.localCheckpoint(eager=True)
     notes_warning(notes)
     F = _F()
     records = lines.where(F.col("kind").isin("event", "quarantine"))
