@@ -246,3 +246,80 @@ def test_cli_parse_with_spark_prints_the_python_engines_notes(spark, tmp_path, c
     (tmp_path / "file").write_text("x")
     assert main(["logs", "parse", str(root), "--out", str(tmp_path / "file" / "o")]) == 2
     assert "is a file, so no directory can be made below it" in capsys.readouterr().err
+
+
+# -- the same answer from Java's engine as from Python's -----------------------------------------
+
+_TRICKY = ["\u2028", "\u2029", "\x85", "\ufeff", "\U0001F600", "\t", " ", "  ", "\\", "$", "é"]
+
+
+def _text_pieces() -> list[str]:
+    import string as _s
+
+    lits = {lit for e in P.MESSAGE_ENTRIES[:60] for lit, _, _, _ in _s.Formatter().parse(e.text)
+            if lit}
+    return sorted(lits | {"[2024-05-10 09:10:00,000] INFO ", "a.bException", ":", "(x)",
+                          "kafka.coordinator", "org.apache.kafka.clients.consumer.", "7", "g",
+                          "2024-01-01T00:00:00Z", "1708423872.5", "E9", "m-1"} | set(_TRICKY))
+
+
+_JAVA_CHECKS: list | None = None
+
+
+@pytest.fixture
+def java_checks(spark):
+    """(name, Java pattern, Python pattern, what is compared) for every pattern Spark runs."""
+    global _JAVA_CHECKS
+    if _JAVA_CHECKS is None:
+        from coordinator_kit.logs.parse import JSON_EPOCH_RE, JSON_TS_RE
+
+        J = spark._jvm.java.util.regex.Pattern
+        L, M = P.LAYOUT_CLASSIFIER, P.MESSAGE_CLASSIFIER
+        found = [(name, rx) for name, rx in (
+            ("BLANK_RE", P.BLANK_RE), ("CONTINUATION_RE", P.CONTINUATION_RE),
+            ("HEAD_RE", P.HEAD_RE), ("COORDINATION_LOGGER_RE", P.COORDINATION_LOGGER_RE),
+            ("CLIENT_LOGGER_RE", P.CLIENT_LOGGER_RE), ("CLEAN_LINE_RE", CLEAN_LINE_RE),
+            ("JSON_TS_RE", JSON_TS_RE), ("JSON_EPOCH_RE", JSON_EPOCH_RE),
+            ("LOG4J_TAIL_RE", P.LOG4J_TAIL_RE))]
+        _JAVA_CHECKS = [(n, J.compile(rx), re.compile(rx.replace("\\z", "\\Z")), "", "find")
+                        for n, rx in found]
+        _JAVA_CHECKS.append(("messages (combined)", J.compile(M.combined), re.compile(M.combined),
+                             M.suffix, "group1"))
+        rx, repl = L.buckets[0]
+        _JAVA_CHECKS.append(("layouts", J.compile(rx), re.compile(rx), L.suffix,
+                             re.sub(r"\$(\d+)", r"\\g<\1>", repl)))
+    return _JAVA_CHECKS
+
+
+def test_java_and_python_give_every_pattern_the_same_answer(java_checks):
+    """Spark runs the patterns in Java, the Python engine in Python: on text made of the
+    patterns' own pieces and of characters the two treat differently at a line's end (Java's
+    `$` matched before U+2028, U+2029 and U+0085), every pattern answers the same in both."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    pieces = _text_pieces()
+    common = ["", " ", "  ", "a.bException", "kafka.coordinator", "2024-01-01T00:00:00Z",
+              "1708423872.5", "org.apache.kafka.clients.consumer."]
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(pieces), max_size=5).map("".join),
+           st.sampled_from(common), st.sampled_from(_TRICKY + [""]))
+    def check(body, last, end):
+        text = (body if len(body) % 2 else "") + last + end
+        for name, java, python, suffix, how in java_checks:
+            t = text + suffix
+            m = java.matcher(t)
+            if how == "find":
+                assert m.find() == bool(python.search(t)), (name, text)
+            elif how == "group1":
+                got = m.group(1) if m.find() else ""
+                want = python.search(t)
+                assert got == (want.group(1) if want else ""), (name, text)
+            else:
+                assert m.replaceAll(java_repl(m, how)) == python.sub(how, t, count=1), (name, text)
+
+    def java_repl(m, how):
+        return re.sub(r"\\g<(\d+)>", r"$\1", how)
+
+    check()

@@ -38,7 +38,7 @@ from typing import IO, Any
 from .fields import COLUMN_NAMES
 from .inputs import (KIT_DATA_FILES, InputNote, LogFile, damage_note, kit_data_file,
                      open_log, scan_inputs)
-from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
+from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, END, HEAD_RE, JSON_KEYS, LAYOUTS,
                        LAYOUT_CLASSIFIER, MESSAGE_CLASSIFIER, MESSAGE_ENTRIES,
                        is_coordination_logger, normalise_level, source_of)
 
@@ -54,13 +54,13 @@ _CONT = re.compile(CONTINUATION_RE)
 _HEAD = re.compile(HEAD_RE)
 # a JSON time stamp: ISO 8601 (T or space, . or , before the fraction) or a number (epoch)
 JSON_TS_RE = ("^([0-9]{4}-[0-9]{2}-[0-9]{2})[T ]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:[.,]([0-9]{1,9}))?"
-              "(Z|[+-][0-9]{2}:?[0-9]{2})?$")
+              "(Z|[+-][0-9]{2}:?[0-9]{2})?" + END)
 _JSON_TS = re.compile(JSON_TS_RE)
 # A JSON time stamp that is a number (or a string of one) is Unix time: seconds, or
 # milliseconds from 10^11 on (pino's and logstash's epoch millis; 10^11 s is the year 5138).
 # Exponents are allowed: Spark renders a JSON number such as 1708423872.345 as
 # "1.708423872345E9", Python as "1708423872.345"; both are read as the same decimal.
-JSON_EPOCH_RE = "^[0-9]+(?:\\.[0-9]+)?(?:[Ee][-+]?[0-9]+)?$"
+JSON_EPOCH_RE = "^[0-9]+(?:\\.[0-9]+)?(?:[Ee][-+]?[0-9]+)?" + END
 EPOCH_MILLIS_FROM = 10 ** 11
 _EPOCH_NUM = re.compile(JSON_EPOCH_RE)
 _INT32 = (-2**31, 2**31 - 1)

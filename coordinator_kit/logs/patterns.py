@@ -42,7 +42,7 @@ __all__ = ["SEP", "Classifier", "Alternative", "LAYOUTS", "LAYOUT_IDS", "LAYOUT_
            "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "MessageEntry", "PLACEHOLDER_REGEX",
            "LAYOUT_SLOTS", "MESSAGE_SLOTS", "LOG4J_HEAD_RE", "LOG4J_TAIL_RE", "message_entries", "message_classifier", "PREFIXES", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
            "BLANK_RE", "COORDINATION_LOGGER_RE", "CLIENT_LOGGER_RE", "CLIENT_LAYOUTS",
-           "LEVEL_ALIASES", "JSON_KEYS", "EVENT_NAMES", "template_regex", "is_coordination_logger",
+           "LEVEL_ALIASES", "JSON_KEYS", "END", "EVENT_NAMES", "template_regex", "is_coordination_logger",
            "source_of", "normalise_level", "regex_escape"]
 
 SEP = "\x01"          # separates the fields a per-alternative regexp_replace writes
@@ -659,10 +659,14 @@ EVENT_NAMES: tuple[str, ...] = tuple(sorted({t.event for t in TEMPLATES.values()
 
 # -- line classes, loggers, levels -----------------------------------------------------------------
 
+# The end of the text, the same in both engines. Not `$`: Java's `$` also matches before a
+# final U+0085, U+2028 or U+2029 (line terminators to Java), Python's only before a final
+# "\n", so "  \u2028" was a blank line to Spark and a continuation line to Python.
+END = "(?!(?s:.))"
 # Undecodable: control characters other than TAB, or U+FFFD (already replaced bytes).
 CONTROL_RE = "[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\\ufffd]"
 # Empty or blank: counted as other known lines.
-BLANK_RE = "^[ \\t]*$"
+BLANK_RE = "^[ \\t]*" + END
 # Continues the record above: indented lines (stack frames, KIP-848 reconciliation blocks,
 # librdkafka partition lists), `Caused by:`, `... N more`, and a Java exception's first line.
 # The exception's class name is dotted identifiers (`a.b.FooException`), written without a
@@ -670,7 +674,7 @@ BLANK_RE = "^[ \\t]*$"
 # or is empty, one run of the characters takes the rest.
 CONTINUATION_RE = ("^(?:[ \\t]|Caused by: |Suppressed: |\\.\\.\\. [0-9]+ (?:more|common frames)"
                    "|(?![A-Za-z0-9_$.]*?\\.[0-9.])[A-Za-z_$][A-Za-z0-9_$]*\\.[A-Za-z0-9_$.]*"
-                   "[A-Za-z0-9_$](?:Exception|Error|Throwable)(?::|$))")
+                   "[A-Za-z0-9_$](?:Exception|Error|Throwable)(?::|" + END + "))")
 # Starts like a record (a time stamp, a librdkafka level, a Python level, a JSON object): a line
 # that does so but matches no layout was cut short.
 HEAD_RE = ("^(?:\\[?[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}|%?[0-7]\\||[0-9]{9,}(?:\\.[0-9]+)? "
@@ -682,14 +686,14 @@ COORDINATION_LOGGER_RE = (
     "|GroupMetadataManager|OffsetMetadataManager|ClassicGroup|CoordinatorRuntime"
     "|CoordinatorLoaderImpl|AbstractCoordinator|ConsumerCoordinator"
     "|ConsumerRebalanceListenerInvoker|ConsumerMembershipManager|MembershipManagerImpl"
-    "|AbstractMembershipManager|CoordinatorRequestManager)(?:\\$[A-Za-z0-9_$]+)?$"
-    "|^kafka\\.coordinator(?:\\.base|\\.consumer|\\.heartbeat)?$"
+    "|AbstractMembershipManager|CoordinatorRequestManager)(?:\\$[A-Za-z0-9_$]+)?" + END +
+    "|^kafka\\.coordinator(?:\\.base|\\.consumer|\\.heartbeat)?" + END +
     "|^rdkafka\\.(?:CGRP[A-Z]*|JOIN|JOINGROUP|SYNCGROUP|HEARTBEAT|MEMBERID|ASSIGN|ASSIGNMENT"
-    "|GRPASSIGNMENT|REBALANCE|REJOIN)$")
+    "|GRPASSIGNMENT|REBALANCE|REJOIN)" + END)
 # A client's logger (for lines that matched no template: source is otherwise "broker").
 CLIENT_LOGGER_RE = ("^(?:org\\.apache\\.kafka\\.clients\\.|o\\.a\\.k\\.c(?:lients)?\\.c(?:onsumer)?\\."
                     "|o\\.a\\.k\\.clients\\.|kafka\\.(?:coordinator|consumer|conn|client|cluster"
-                    "|producer)(?:\\.|$)|rdkafka\\.)")
+                    "|producer)(?:\\.|" + END + ")|rdkafka\\.)")
 CLIENT_LAYOUTS = ("PY-BRACKET", "PY-DASHED", "PY-COLON", "PY-ASCTIME", "PY-BASIC", "RDK-STDERR",
                   "RDK-PIPE", "RDK-SYSLOG", "LOGBACK", "LOGBACK-DEFAULT", "SPRINGBOOT")
 
