@@ -343,6 +343,39 @@ def test_a_file_without_read_permission_is_named_not_a_crash():
         shutil.rmtree(top, ignore_errors=True)
 
 
+def test_a_read_error_in_the_middle_of_a_file_keeps_what_was_read(tmp_path, monkeypatch):
+    """A file whose reading fails part way (EIO from a failing disk, a file truncated on an
+    NFS mount): its lines up to the error are parsed and counted, the note says where."""
+    import errno
+
+    from coordinator_kit.logs import parse as parse_module
+    from coordinator_kit.logs.inputs import open_log as real_open_log
+
+    class Failing(io.RawIOBase):
+        def __init__(self, f):
+            self.inner, self.calls = real_open_log(f), 0
+
+        def read(self, size=-1):
+            self.calls += 1
+            if self.calls > 1:
+                raise OSError(errno.EIO, "Input/output error")
+            return self.inner.read(300)                # the first two lines and a bit
+
+        def close(self):
+            self.inner.close()
+            super().close()
+
+    monkeypatch.setattr(parse_module, "open_log", Failing)
+    (tmp_path / "disk.log").write_bytes(GOOD)
+    with pytest.warns(LogInputWarning):
+        r = parse_paths(tmp_path / "disk.log")
+    r.counts.check()
+    n = len(GOOD[:300].splitlines())               # the last one cut short: quarantined
+    assert (r.counts.read, r.counts.recognised, r.counts.quarantined) == (n, n - 1, 1)
+    (note,) = r.counts.notes
+    assert note.action == "read in part" and f"after {n} line(s): Input/output error" in note.why
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "coordinator_kit", "logs", *args],
                           capture_output=True, text=True, timeout=120,

@@ -11,15 +11,22 @@ Per physical line, in this order (the Spark loader applies the same rules in one
 3. a line starting with `{` -> JSON layout (invalid JSON -> quarantine "truncated");
 4. a line in one of `patterns.LAYOUTS` -> a record; its message is matched against the
    templates: a match -> event (or other, for a known non-event wording); no match -> quarantine
-   "unknown message" when the logger is a coordination logger, else other;
+   "unknown message" when the logger is a coordination logger, else other; an event whose
+   time stamp gives no time (not a real date, an offset beyond 18 hours, or outside
+   TS_MIN..TS_MAX, the times pandas holds) -> quarantine "bad time stamp";
 5. no layout, but it looks like a continuation (indented, `Caused by:`, an exception's first
    line, `... N more`) -> continuation, attached to the nearest record above it in the same
-   file (no record above: quarantine "truncated");
+   file (no record above: the first such line is quarantined "truncated", the ones after it
+   are attached to it);
 6. no layout, but it starts like one (a time stamp, a level, `%7|`) -> quarantine "truncated";
 7. anything else -> quarantine "unknown layout".
 
 Lines are split like Hadoop's LineReader (which Spark's text source uses): `\\n`, `\\r\\n`
-and `\\r` end a line; a final line without terminator counts; a leading U+FEFF is dropped.
+and `\\r` end a line; a final line without terminator counts; a leading U+FEFF is dropped (and
+a file that is nothing but a UTF-8 BOM has no line, as in Hadoop's LineRecordReader).
+
+Which files are read, and what is said about the others (symlinks, damaged `.gz`, unreadable
+files): `logs.inputs`; the notes are in `ParseCounts.notes`, the same as the Spark engine's.
 """
 
 from __future__ import annotations
@@ -352,11 +359,17 @@ def parse_lines(lines: Iterable[bytes | str], file: str, counts: ParseCounts | N
 
 
 def iter_lines(stream: IO[bytes], chunk_size: int = 1 << 22) -> Iterator[bytes]:
-    """Lines of a binary stream, split on \\n, \\r\\n or \\r (without the terminator)."""
+    """Lines of a binary stream, split on \\n, \\r\\n or \\r (without the terminator). A read
+    error is raised after the line it cut short has been given."""
     tail = b""
     first = True
     while True:
-        block = stream.read(chunk_size)
+        try:
+            block = stream.read(chunk_size)
+        except OSError:                     # a read error ends the file: keep the cut line
+            if tail:
+                yield tail[:-1] if tail.endswith(b"\r") else tail
+            raise
         if not block:
             break
         pieces = (tail + block).splitlines(keepends=True)
@@ -435,14 +448,21 @@ def read_file_lines(f: LogFile, counts: ParseCounts | None = None
     except OSError as exc:
         counts.notes.append(InputNote(f.name, "not read", f"cannot be opened: {exc.strerror}"))
         return
-    with stream:
+    failed: list[OSError] = []
+
+    def lines() -> Iterator[bytes]:          # a read error ends the file, like damage
         try:
-            yield from parse_lines(iter_lines(stream), f.name, counts)
+            yield from iter_lines(stream)
         except OSError as exc:
+            failed.append(exc)
+
+    with stream:
+        yield from parse_lines(lines(), f.name, counts)
+        if failed:
             counts.notes.append(InputNote(f.name, "read in part", f"reading failed after "
-                                          f"{counts.read - before:,} line(s): {exc.strerror}"))
-            return
-        if stream.damage:
+                                          f"{counts.read - before:,} line(s): "
+                                          f"{failed[0].strerror or failed[0]}"))
+        elif stream.damage:
             counts.notes.append(damage_note(f, stream.damage, counts.read - before))
 
 

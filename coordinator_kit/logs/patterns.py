@@ -23,6 +23,13 @@ so a line is compared with a handful of alternatives, not with all of them.
 
 Placeholders become regexes by name (`PLACEHOLDER_REGEX`), and fill the columns named in
 `fields.PLACEHOLDER_COLUMNS`; a new catalogue template is picked up without any change here.
+
+Every pattern runs in time linear in the line, in both engines (both backtrack): no two parts of
+a pattern may cut the same text in many ways that the engine would all try on a line that does
+not match (see `template_regex` and `_SPACES_MSG_PAREN`), and no group is repeated (Java's
+engine recurses once per repetition of a group and overflows its stack on a long line; see
+`_DOTTED_LOWER`). `logs.redos` finds a pattern that breaks this, from the pattern's own syntax
+tree; tests/test_log_inputs.py and tests/test_spark_log_inputs.py run it on every pattern.
 """
 
 from __future__ import annotations

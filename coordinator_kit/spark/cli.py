@@ -148,7 +148,8 @@ def write_parsed_python(paths: list[str], out: str | os.PathLike[str], *,
             raise FileExistsError(f"{target} exists; remove it or pass --overwrite")
     result = parse_paths(paths)
     if result.counts.read == 0:
-        raise ValueError(f"no lines read from {' '.join(map(str, paths))}: the input is empty")
+        raise ValueError(f"no lines read from {' '.join(map(str, paths))}: the input is empty"
+                         + "".join(f"; {note}" for note in result.counts.notes))
     out.mkdir(parents=True, exist_ok=True)
     schema = arrow_schema()
     for name, rows in (("events", result.events), ("quarantine", result.quarantine)):

@@ -38,7 +38,7 @@ from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINU
                              CONTROL_RE, COORDINATION_LOGGER_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
                              LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
                              MESSAGE_ENTRIES, SEP, Classifier)
-from .sources import lines_before, plan_sources, spark_lines
+from .sources import lines_before, spark_lines
 
 __all__ = ["load_logs", "load_lines", "parse_logs", "write_parsed", "ParsedLogs", "resolve_files",
            "attach_continuations", "lines_before"]
@@ -55,9 +55,17 @@ def resolve_files(paths: PathsArg) -> list[str]:
     """The files to read (`logs.inputs.scan_inputs`: directories walked, hidden and `_` names
     skipped, symlinked folders followed once, each file once), as the names the `file` column
     gives; URIs with a scheme (hdfs://, s3a://) are passed to Spark as they are."""
-    plan = plan_sources(paths, 0)
-    return [f.name for f in plan.read + plan.handed] + [
-        u for u in plan.counted if "://" in u]
+    from ..logs.inputs import scan_inputs
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    texts = [os.fspath(p) for p in paths]
+    remote = [t for t in texts if "://" in t and not t.startswith("file://")]
+    local = [t.removeprefix("file://") for t in texts if t not in remote]
+    files = [f.name for f in scan_inputs(local).files] if local else []
+    if not files and not remote:
+        raise FileNotFoundError(f"no log files under {', '.join(texts)}")
+    return files + remote
 
 
 def _session(spark: Any) -> Any:
@@ -495,7 +503,8 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
         metrics = obs.get
         n = {k: int(metrics.get(k) or 0) for k in ("read",) + kinds}
         if n["read"] == 0:
-            raise ValueError(f"no lines read from {paths}: the input is empty")
+            raise ValueError(f"no lines read from {paths}: the input is empty"
+                             + "".join(f"; {note}" for note in notes))
         schema = lines.drop("kind").schema
         parts = {k: tmp / f"kind={k}" for k in ("event", "quarantine", "continuation")}
         frames = {k: (spark.read.schema(schema).parquet(str(p)) if p.exists()
