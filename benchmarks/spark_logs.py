@@ -5,6 +5,8 @@ Run it from the repository root::
     .venv/bin/python benchmarks/spark_logs.py               # 1 GiB of generated logs, best of 2
     .venv/bin/python benchmarks/spark_logs.py --size 200M   # a quicker run
     .venv/bin/python benchmarks/spark_logs.py --repeat 3 --no-write
+    .venv/bin/python benchmarks/spark_logs.py --many-files 2000   # many small files
+    .venv/bin/python benchmarks/spark_logs.py --hostile           # lines made to backtrack
 
 Input: broker and client logs for many groups from the kit's large generator
 (`coordinator_kit.datasets.large`, the same as `python -m coordinator_kit datasets --large SIZE`),
@@ -51,6 +53,22 @@ benchmark whose two sides parse differently compares nothing).
 Target: on this 2-core machine at 1 GiB, the Spark parse at least as fast as the
 single-process Python parse (wall clock, without start-up). A missed target exits with status
 0 unless `--strict` is given (then 2).
+
+**--many-files N**: the same generated logs cut into N small files of consecutive lines (about
+8 KiB each), both engines on them (Python parse, Spark parse as above), the ratio printed.
+Before: Spark took about 100 s a pass over 2,000 small files where Python took 0.9 s: every
+file was a Spark task of its own (the loader sets `openCostInBytes` to `maxPartitionBytes` so
+that a block is a partition, for line numbers), and planning the read listed and globbed
+2,000 paths. Now files under 4 MiB are read by Python and handed to Spark as one table split
+over the cores (`coordinator_kit.spark.sources`).
+
+**--hostile**: lines made to make the parser's regexes backtrack (a template's separators
+repeated, a run of spaces after the level, a class name of thousands of dots), each about
+11 KB, against a well-formed line of the same length, in both engines: seconds per line and
+the ratio to the well-formed line. Before, one such line took minutes in either engine (the
+message patterns were polynomial of high degree), and the dotted one made Java's regex engine
+overflow its stack (a failed Spark task); now every pattern is linear
+(`coordinator_kit.logs.redos` finds the ones that are not).
 
 Where the Spark parse's time went (JFR profiles of the 200 MB input, `jcmd <pid> JFR.start`
 on the driver JVM, self time by method), and what was done:
@@ -382,6 +400,121 @@ def _timed(run: Callable[[], Any]) -> float:
     return time.perf_counter() - t0
 
 
+# -- many small files ---------------------------------------------------------------------------
+
+def many_files(n: int, seed: int, root: Path) -> Dataset:
+    """`n` files of about 8 KiB each: the generated logs' lines, cut in order into `n` files."""
+    directory = root / f"many-{n}-seed{seed}"
+    if not (directory / _DONE).exists():
+        source = dataset(max(2**20, n * 8192), seed, root)
+        lines = [line for f in source.files for line in f.read_bytes().splitlines(keepends=True)]
+        work = root / f".partial-{uuid.uuid4().hex[:8]}"
+        work.mkdir(parents=True)
+        try:
+            per = -(-len(lines) // n)
+            for i in range(n):
+                (work / f"app-{i:05d}.log").write_bytes(b"".join(lines[i * per:(i + 1) * per]))
+            (work / _DONE).write_text(f"files={n} seed={seed}\n")
+            shutil.rmtree(directory, ignore_errors=True)
+            work.rename(directory)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    files = sorted(directory.glob("*.log"))
+    return Dataset(directory, files, sum(f.stat().st_size for f in files), None)
+
+
+def run_many_files(spark: Any, n: int, seed: int, root: Path, repeat: int) -> int:
+    data = many_files(n, seed, root)
+    print(f"input: {len(data.files):,} files, {data.bytes / MB:,.1f} MB, in {data.directory}",
+          flush=True)
+    python = Side("parse, Python, one process", lambda: python_parse(data.files),
+                  time.process_time)
+    spark_side = Side("parse, Spark load_lines + agg", lambda: spark_parse(spark, data.files),
+                      time.process_time)
+    for r in range(repeat):
+        for side in (python, spark_side):
+            side.measure()
+            print(f"  round {r + 1}: {side.name}: {side.seconds[-1]:.2f} s", file=sys.stderr,
+                  flush=True)
+    print(f"{'':38} {'seconds':>8} {'files/s':>9}")
+    for side in (python, spark_side):
+        print(f"{side.name:38} {side.best:8.2f} {len(data.files) / side.best:9,.0f}")
+    print(f"Spark / Python (seconds): {spark_side.best / python.best:.1f}x "
+          f"({python.best / spark_side.best:.2f}x Python's speed)")
+    problems = differences(python.result, spark_side.result)
+    if problems:
+        print("CHECK FAILED: Spark and Python parse differently:")
+        for line in problems[:20]:
+            print(f"  {line}")
+        return 1
+    print(f"check: Spark and Python agree: {python.result.read:,} lines")
+    return 0
+
+
+# -- hostile lines ------------------------------------------------------------------------------
+
+_LOGGER = " (kafka.coordinator.group.GroupCoordinator)"
+_HEAD = "[2024-05-10 09:10:00,000] INFO "
+
+
+# name -> (prefix, pump, suffix): the line is prefix + pump * n + suffix
+HOSTILE: dict[str, tuple[str, str, str]] = {
+    "template separators (librdkafka rebalance)": (
+        _HEAD + 'Group "g" initiating rebalance (', ") in state  (join-state ) with ", _LOGGER),
+    "template separators (ISR shrink)": (
+        _HEAD + "Shrinking ISR from ", " to . Leader: (highWatermark: , endOffset: ). "
+        "Out of sync replicas: ", _LOGGER),
+    "template separators (coordinator dead)": (
+        _HEAD + "Marking the coordinator dead (node ", "a) for group a: .", "!" + _LOGGER),
+    "spaces after the level": (_HEAD, " ", "x"),
+    "a class name of dots": ("", "a.", "aException"),
+}
+_NORMAL = (_HEAD + "[GroupCoordinator id=1] Member m in group ", "g",
+           " has failed, removing it from the group." + _LOGGER)
+
+
+def _fill(prefix: str, pump: str, suffix: str, length: int) -> str:
+    return prefix + pump * max(1, (length - len(prefix) - len(suffix)) // len(pump)) + suffix
+
+
+def hostile_lines(length: int = 11_000) -> dict[str, tuple[str, str]]:
+    """name -> (hostile line, a well-formed line of the same length)."""
+    normal = _fill(*_NORMAL, length)
+    return {name: (_fill(*parts, length), normal) for name, parts in HOSTILE.items()}
+
+
+def run_hostile(spark: Any, length: int) -> int:
+    """Seconds per hostile line in each engine, and the ratio to a well-formed line."""
+    from coordinator_kit.logs.parse import classify_line, parse_paths
+    from coordinator_kit.spark.load import parse_logs
+
+    def best(run: Callable[[], Any], k: int = 3) -> float:
+        return min(_timed(run) for _ in range(k))
+
+    work = Path(tempfile.mkdtemp(prefix="spark_logs-hostile-"))
+    failed = 0
+    try:
+        print(f"{'line (' + format(length, ',') + ' chars)':44} {'Python s':>9} {'x normal':>9} "
+              f"{'Spark s':>8} {'x normal':>9}")
+        for name, (bad, good) in hostile_lines(length).items():
+            files = {}
+            for label, text in (("bad", bad), ("good", good)):
+                files[label] = work / f"{label}-{len(files)}-{abs(hash(name)) % 10**6}.log"
+                files[label].write_text(text + "\n")
+            py = {k: best(lambda t=t: classify_line(t)) for k, t in (("bad", bad), ("good", good))}
+            sp = {k: best(lambda f=f: parse_logs(f, spark).counts(), 2) for k, f in files.items()}
+            agree = parse_paths(files["bad"]).counts == parse_logs(files["bad"], spark).counts()
+            failed += not agree
+            print(f"{name:44} {py['bad']:9.5f} {py['bad'] / py['good']:9.1f} {sp['bad']:8.2f} "
+                  f"{sp['bad'] / sp['good']:9.1f}" + ("" if agree else "  ENGINES DISAGREE"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("x normal: the hostile line's time over a well-formed line's of the same length, in "
+          "the same engine (Spark: a whole parse_logs + counts of a one-line file, mostly job "
+          "overhead)")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None, spark: Any = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="1G", help="size of the generated logs (1G, 200M, "
@@ -399,6 +532,12 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
                         "asked for fewer columns: where its time goes")
     parser.add_argument("--strict", action="store_true", help="exit with status 2 when the "
                         "target is missed")
+    parser.add_argument("--many-files", type=int, metavar="N", help="instead: both engines on "
+                        "the generated logs cut into N small files (e.g. 2000)")
+    parser.add_argument("--hostile", action="store_true", help="instead: both engines on "
+                        "lines made to make regexes backtrack, against well-formed lines")
+    parser.add_argument("--hostile-length", type=int, default=11_000, metavar="CHARS",
+                        help="length of the --hostile lines (default 11,000)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -410,6 +549,13 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     print(f"spark_logs: load average {load} at the start, {os.cpu_count()} cores; best of "
           f"{args.repeat}, sides interleaved", flush=True)
+    if args.many_files or args.hostile:
+        if spark is None:
+            from coordinator_kit.spark.session import get_session
+            spark = get_session(args.master)
+        if args.hostile:
+            return run_hostile(spark, args.hostile_length)
+        return run_many_files(spark, args.many_files, args.seed, args.data_dir, args.repeat)
     data = dataset(size, args.seed, args.data_dir)
     print(f"input: {len(data.files)} files, {data.bytes / MB:,.1f} MB "
           f"({data.bytes / 2**30:.2f} GiB), seed {args.seed}, in {data.directory} "

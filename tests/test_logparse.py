@@ -384,7 +384,8 @@ def test_any_bytes_are_classified_and_counted(chunks):
     counts = ParseCounts()
     list(parse_lines(iter_lines(io.BytesIO(data)), "fuzz", counts))
     counts.check()
-    assert counts.read == len(data.splitlines())
+    # a file that is nothing but a UTF-8 BOM has no line (Hadoop's LineRecordReader drops it)
+    assert counts.read == (0 if data == b"\xef\xbb\xbf" else len(data.splitlines()))
 
 
 def test_lines_split_like_hadoops_line_reader_across_chunks():

@@ -11,21 +11,26 @@ Per physical line, in this order (the Spark loader applies the same rules in one
 3. a line starting with `{` -> JSON layout (invalid JSON -> quarantine "truncated");
 4. a line in one of `patterns.LAYOUTS` -> a record; its message is matched against the
    templates: a match -> event (or other, for a known non-event wording); no match -> quarantine
-   "unknown message" when the logger is a coordination logger, else other;
+   "unknown message" when the logger is a coordination logger, else other; an event whose
+   time stamp gives no time (not a real date, an offset beyond 18 hours, or outside
+   TS_MIN..TS_MAX, the times pandas holds) -> quarantine "bad time stamp";
 5. no layout, but it looks like a continuation (indented, `Caused by:`, an exception's first
    line, `... N more`) -> continuation, attached to the nearest record above it in the same
-   file (no record above: quarantine "truncated");
+   file (no record above: the first such line is quarantined "truncated", the ones after it
+   are attached to it);
 6. no layout, but it starts like one (a time stamp, a level, `%7|`) -> quarantine "truncated";
 7. anything else -> quarantine "unknown layout".
 
 Lines are split like Hadoop's LineReader (which Spark's text source uses): `\\n`, `\\r\\n`
-and `\\r` end a line; a final line without terminator counts; a leading U+FEFF is dropped.
+and `\\r` end a line; a final line without terminator counts; a leading U+FEFF is dropped (and
+a file that is nothing but a UTF-8 BOM has no line, as in Hadoop's LineRecordReader).
+
+Which files are read, and what is said about the others (symlinks, damaged `.gz`, unreadable
+files): `logs.inputs`; the notes are in `ParseCounts.notes`, the same as the Spark engine's.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 import re
@@ -38,13 +43,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from .fields import COLUMN_NAMES
-from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
+from .inputs import (KIT_DATA_FILES, InputNote, LogFile, damage_note, kit_data_file,
+                     open_log, scan_inputs)
+from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, END, HEAD_RE, JSON_KEYS, LAYOUTS,
                        LAYOUT_CLASSIFIER, MESSAGE_CLASSIFIER, MESSAGE_ENTRIES,
                        is_coordination_logger, normalise_level, source_of)
 
 __all__ = ["ParseCounts", "ParseResult", "classify_line", "parse_lines",
            "parse_paths", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE",
-           "KIT_DATA_FILES", "kit_data_file", "skipped_note", "SkippedFilesWarning"]
+           "JSON_EPOCH_RE", "EPOCH_MILLIS_FROM", "TS_MIN", "TS_MAX", "KIT_DATA_FILES",
+           "kit_data_file", "skipped_note", "SkippedFilesWarning", "LogInputWarning",
+           "notes_warning", "BAD_TIME"]
 
 _CONTROL = re.compile(CONTROL_RE)
 _BLANK = re.compile(BLANK_RE)
@@ -52,12 +61,25 @@ _CONT = re.compile(CONTINUATION_RE)
 _HEAD = re.compile(HEAD_RE)
 # a JSON time stamp: ISO 8601 (T or space, . or , before the fraction) or a number (epoch)
 JSON_TS_RE = ("^([0-9]{4}-[0-9]{2}-[0-9]{2})[T ]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:[.,]([0-9]{1,9}))?"
-              "(Z|[+-][0-9]{2}:?[0-9]{2})?$")
+              "(Z|[+-][0-9]{2}:?[0-9]{2})?" + END)
 _JSON_TS = re.compile(JSON_TS_RE)
-_EPOCH_NUM = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
+# A JSON time stamp that is a number (or a string of one) is Unix time: seconds, or
+# milliseconds from 10^11 on (pino's and logstash's epoch millis; 10^11 s is the year 5138).
+# Exponents are allowed: Spark renders a JSON number such as 1708423872.345 as
+# "1.708423872345E9", Python as "1708423872.345"; both are read as the same decimal.
+JSON_EPOCH_RE = "^[0-9]+(?:\\.[0-9]+)?(?:[Ee][-+]?[0-9]+)?" + END
+EPOCH_MILLIS_FROM = 10 ** 11
+_EPOCH_NUM = re.compile(JSON_EPOCH_RE)
 _INT32 = (-2**31, 2**31 - 1)
 _INT64 = (-2**63, 2**63 - 1)
 _EPOCH0 = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# The times a time stamp may give: those pandas holds (datetime64[ns], what Spark's toPandas
+# and ParseResult.to_pandas convert to). A record dated outside (year 0000, 9999 and an
+# offset, epoch 10^15 s) is quarantined "bad time stamp" (BAD_TIME) in both engines: kept
+# as an event, it made collect(), toPandas() and `logs report` fail.
+TS_MIN = datetime(1677, 9, 22, tzinfo=timezone.utc)
+TS_MAX = datetime(2262, 4, 11, tzinfo=timezone.utc)     # exclusive
+BAD_TIME = "bad time stamp"
 
 
 @dataclass
@@ -70,10 +92,17 @@ class ParseCounts:
     quarantined: int = 0
     continuation: int = 0     # of `other`: lines attached to the record above
     by_problem: dict[str, int] = field(default_factory=dict)
+    # what was decided about the input, by name (logs.inputs): folders followed, files
+    # skipped, not read or read in part; the same in both engines
+    notes: list[InputNote] = field(default_factory=list)
 
     def summary(self) -> str:
         return (f"parsed {self.read} lines: {self.recognised} recognised, {self.quarantined} "
                 f"quarantined, {self.other} other")
+
+    def notes_text(self) -> list[str]:
+        """One line per note (empty when every file was read whole)."""
+        return [str(n) for n in self.notes]
 
     def check(self) -> None:
         if self.read != self.recognised + self.other + self.quarantined:
@@ -139,24 +168,35 @@ def make_ts(date: str | None, time: str | None, frac: str | None, tz: str | None
         offset = sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
         if abs(offset) > timedelta(hours=18):
             return None
-    return base.replace(microsecond=micro) - offset if offset else base.replace(microsecond=micro)
+    try:
+        ts = base.replace(microsecond=micro) - offset
+    except OverflowError:                    # 0001-01-01 with a positive offset, ...
+        return None
+    return ts if TS_MIN <= ts < TS_MAX else None
 
 
 def epoch_ts(number: str, micros_per_unit: int) -> datetime | None:
     """A Unix time (seconds or milliseconds) rounded half-up to microseconds, as Spark does."""
     try:
         micros = int((Decimal(number) * micros_per_unit).quantize(Decimal(1), ROUND_HALF_UP))
-        return _EPOCH0 + timedelta(microseconds=micros)
+        ts = _EPOCH0 + timedelta(microseconds=micros)
     except (InvalidOperation, OverflowError):
         return None
+    return ts if TS_MIN <= ts < TS_MAX else None
 
 
 def _json_ts(value: Any) -> datetime | None:
     if value is None:
         return None
-    text = value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        text = json.dumps(value)
+    else:
+        text = value if isinstance(value, str) else repr(value)
     if _EPOCH_NUM.match(text):
-        millis = len(text.split(".")[0]) > 11    # pino, logstash epoch millis
+        try:
+            millis = Decimal(text) >= EPOCH_MILLIS_FROM        # pino, logstash epoch millis
+        except InvalidOperation:
+            return None
         return epoch_ts(text, 1000 if millis else 1_000_000)
     m = _JSON_TS.match(text)
     if not m:
@@ -176,8 +216,12 @@ _ROW_TEMPLATE = dict.fromkeys(COLUMN_NAMES)
 
 
 def _record(layout: str, ts: datetime | None, level: str | None, logger: str | None,
-            thread: str | None, msg: str) -> tuple[str, dict[str, Any] | None]:
-    """Classify a record's message; returns (kind, row); no row for an `other` line."""
+            thread: str | None, msg: str, dated: bool = False
+            ) -> tuple[str, dict[str, Any] | None]:
+    """Classify a record's message; returns (kind, row); no row for an `other` line.
+
+    `dated`: the record carries a time stamp; when it gives no time (not a real date, or out
+    of TS_MIN..TS_MAX), an event is quarantined as BAD_TIME instead."""
     logger = logger or None
     found = _MESSAGE_MATCH(msg)
     if found is None:
@@ -192,6 +236,11 @@ def _record(layout: str, ts: datetime | None, level: str | None, logger: str | N
     entry = MESSAGE_ENTRIES[i]
     if entry.event is None:
         return "other", None
+    if dated and ts is None:
+        row = _ROW_TEMPLATE.copy()
+        row.update(level=normalise_level(level), logger=logger, thread=thread or None,
+                   layout=layout, source=entry.source, problem=BAD_TIME)
+        return "quarantine", row
     row = _ROW_TEMPLATE.copy()
     row.update(ts=ts, level=normalise_level(level), logger=logger, thread=thread or None,
                layout=layout, source=entry.source, event=entry.event, template=entry.id,
@@ -248,14 +297,14 @@ def classify_line(data: bytes | str) -> tuple[str, dict[str, Any] | None]:
         ts_value = next((obj[k] for k in JSON_KEYS["ts"] if obj.get(k) is not None), None)
         return _record("JSON", _json_ts(ts_value), _json_str(obj, JSON_KEYS["level"]),
                        _json_str(obj, JSON_KEYS["logger"]), _json_str(obj, JSON_KEYS["thread"]),
-                       msg)
+                       msg, ts_value is not None)
     found = _LAYOUT_MATCH(text)
     if found is not None:
         i, (date, time, frac, tz, epoch, level, logger, thread, msg) = found
         if logger and _LOGGER_PREFIX[i]:
             logger = _LOGGER_PREFIX[i] + logger
         return _record(_LAYOUT_ID[i], make_ts(date, time, frac, tz, epoch), level, logger,
-                       thread, msg or "")
+                       thread, msg or "", bool(epoch or (date and time)))
     if _CONT.match(text):
         return "continuation", None
     row = _empty_row()
@@ -310,10 +359,17 @@ def parse_lines(lines: Iterable[bytes | str], file: str, counts: ParseCounts | N
 
 
 def iter_lines(stream: IO[bytes], chunk_size: int = 1 << 22) -> Iterator[bytes]:
-    """Lines of a binary stream, split on \\n, \\r\\n or \\r (without the terminator)."""
+    """Lines of a binary stream, split on \\n, \\r\\n or \\r (without the terminator). A read
+    error is raised after the line it cut short has been given."""
     tail = b""
+    first = True
     while True:
-        block = stream.read(chunk_size)
+        try:
+            block = stream.read(chunk_size)
+        except OSError:                     # a read error ends the file: keep the cut line
+            if tail:
+                yield tail[:-1] if tail.endswith(b"\r") else tail
+            raise
         if not block:
             break
         pieces = (tail + block).splitlines(keepends=True)
@@ -322,8 +378,11 @@ def iter_lines(stream: IO[bytes], chunk_size: int = 1 << 22) -> Iterator[bytes]:
             pieces.append(tail)
             tail = b""
         for piece in pieces:
+            first = False
             yield piece[:-2] if piece.endswith(b"\r\n") else piece[:-1]
-    if tail:
+    # Hadoop's LineRecordReader drops a UTF-8 BOM at the start of a file; a file that is
+    # nothing but the BOM has no line at all there (no empty one)
+    if tail and not (first and tail == b"\xef\xbb\xbf"):
         yield tail[:-1] if tail.endswith(b"\r") else tail
 
 
@@ -331,72 +390,42 @@ class SkippedFilesWarning(UserWarning):
     """Files under a walked directory that were left out (the kit's own non-log files)."""
 
 
-# Files the kit writes next to its logs (datasets/<run>/, the large generator) that are not
-# logs: name -> (how the first line starts, what it is). Read as log lines they would come out
-# wrong (trace.jsonl's `ts` is virtual milliseconds since the run's start, not epoch seconds,
-# and every one of its logged events is also a line of the .log files), so a directory walk
-# leaves them out, and says so.
-KIT_DATA_FILES: dict[str, tuple[str, str]] = {
-    "trace.jsonl": ('{"f_', "the kit's trace (virtual ms since the run's start; its logged "
-                    "events are the .log files' lines)"),
-    "consumer_offsets.csv": ("partition,offset,ts,", "the __consumer_offsets records as a table"),
-    "groups.csv": ("group,variant,", "the large generator's table of groups"),
-}
-
-
-def kit_data_file(path: Path) -> str | None:
-    """What `path` is when it is one of the kit's non-log dataset files, else None."""
-    known = KIT_DATA_FILES.get(path.name)
-    if known is None:
-        return None
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(known[0])).decode("utf-8", "replace")
-    except OSError:
-        return None
-    if path.name == "trace.jsonl":      # keys are sorted: f_<field>..., or "kind" first
-        return known[1] if head.startswith(('{"f_', '{"kind"')) else None
-    return known[1] if head == known[0] else None
-
-
 def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                  skipped: list[Path] | None = None) -> list[Path]:
-    """Files named by `paths` (directories are walked, hidden and `_`-prefixed names skipped,
-    as Spark does). Raises FileNotFoundError naming the first missing path.
+    """Files named by `paths`, as `logs.inputs.scan_inputs` decides (directories walked,
+    hidden and `_`-prefixed names skipped as Spark does, symlinked folders followed once,
+    each file read once). Raises FileNotFoundError naming the first missing path.
 
     A walked directory's kit data files that are not logs (`KIT_DATA_FILES`: trace.jsonl,
     consumer_offsets.csv, groups.csv) are left out: appended to `skipped` when given (the
     caller reports them), else named in a SkippedFilesWarning. Named on their own, they are
-    refused with a ValueError."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    files: list[Path] = []
-    left_out: list[Path] = []
-    for p in map(Path, paths):
-        if not p.exists():
-            raise FileNotFoundError(f"log path {str(p)!r} does not exist; give a file or a "
-                                    "directory of log files")
-        if p.is_dir():
-            for root, dirs, names in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-                for n in sorted(names):
-                    if n.startswith((".", "_")):
-                        continue
-                    f = Path(root) / n
-                    (left_out if kit_data_file(f) else files).append(f)
-        else:
-            what = kit_data_file(p)
-            if what is not None:
-                raise ValueError(f"{p} is not a log: it is {what}. Give the run's .log files, "
-                                 f"or its folder (where {p.name} is skipped)")
-            files.append(p)
+    refused with a ValueError. The other notes (scan_inputs) are not returned here: read
+    them from `scan_inputs` or from the parse's counts."""
+    inputs = scan_inputs(paths)
+    _report_kit_files(inputs.kit_files, skipped)
+    return [f.path for f in inputs.files]
+
+
+def _report_kit_files(left_out: list[Path], skipped: list[Path] | None) -> None:
     if left_out:
         if skipped is not None:
             skipped.extend(left_out)
         else:
             import warnings
-            warnings.warn(skipped_note(left_out), SkippedFilesWarning, stacklevel=2)
-    return files
+            warnings.warn(skipped_note(left_out), SkippedFilesWarning, stacklevel=3)
+
+
+class LogInputWarning(UserWarning):
+    """Files or folders of the input that were followed, skipped, not read or read in part
+    (`ParseCounts.notes`)."""
+
+
+def notes_warning(notes: list[InputNote]) -> None:
+    """Say the notes once, as a LogInputWarning (notebooks show it; the CLI prints them)."""
+    if notes:
+        import warnings
+        warnings.warn("\n".join([f"{len(notes)} note(s) on the input:"]
+                                 + [f"  {n}" for n in notes]), LogInputWarning, stacklevel=3)
 
 
 def skipped_note(files: list[Path]) -> str:
@@ -407,21 +436,50 @@ def skipped_note(files: list[Path]) -> str:
             f"read their runs' .log files")
 
 
-def _open(path: Path) -> IO[bytes]:
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")
-    return io.open(path, "rb")
+def read_file_lines(f: LogFile, counts: ParseCounts | None = None
+                    ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """parse_lines over one file of `scan_inputs`, decompressed as needed; a damaged
+    compressed file is read up to the damage and a file that fails to open or read is left
+    with what was read, each with a note in `counts.notes`."""
+    counts = counts if counts is not None else ParseCounts()
+    before = counts.read
+    try:
+        stream = open_log(f)
+    except OSError as exc:
+        counts.notes.append(InputNote(f.name, "not read", f"cannot be opened: {exc.strerror}"))
+        return
+    failed: list[OSError] = []
+
+    def lines() -> Iterator[bytes]:          # a read error ends the file, like damage
+        try:
+            yield from iter_lines(stream)
+        except OSError as exc:
+            failed.append(exc)
+
+    with stream:
+        yield from parse_lines(lines(), f.name, counts)
+        if failed:
+            counts.notes.append(InputNote(f.name, "read in part", f"reading failed after "
+                                          f"{counts.read - before:,} line(s): "
+                                          f"{failed[0].strerror or failed[0]}"))
+        elif stream.damage:
+            counts.notes.append(damage_note(f, stream.damage, counts.read - before))
 
 
 def parse_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
                 ) -> ParseResult:
-    """Parse every file under `paths`; events and quarantine in (file, line) order."""
-    counts = ParseCounts()
+    """Parse every file under `paths`; events and quarantine in (file, line) order.
+
+    What was decided about the input (logs.inputs: symlinks, damaged or unreadable files) is
+    in `counts.notes`, and said once as a LogInputWarning."""
+    inputs = scan_inputs(paths)
+    _report_kit_files(inputs.kit_files, None)
+    counts = ParseCounts(notes=list(inputs.notes))
     events: list[dict[str, Any]] = []
     quarantine: list[dict[str, Any]] = []
-    for path in expand_paths(paths):
-        with _open(path) as stream:
-            for kind, row in parse_lines(iter_lines(stream), str(path.resolve()), counts):
-                (events if kind == "event" else quarantine).append(row)
+    for f in inputs.files:
+        for kind, row in read_file_lines(f, counts):
+            (events if kind == "event" else quarantine).append(row)
     counts.check()
+    notes_warning(counts.notes)
     return ParseResult(events, quarantine, counts)

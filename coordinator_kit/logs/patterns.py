@@ -23,6 +23,13 @@ so a line is compared with a handful of alternatives, not with all of them.
 
 Placeholders become regexes by name (`PLACEHOLDER_REGEX`), and fill the columns named in
 `fields.PLACEHOLDER_COLUMNS`; a new catalogue template is picked up without any change here.
+
+Every pattern runs in time linear in the line, in both engines (both backtrack): no two parts of
+a pattern may cut the same text in many ways that the engine would all try on a line that does
+not match (see `template_regex` and `_SPACES_MSG_PAREN`), and no group is repeated (Java's
+engine recurses once per repetition of a group and overflows its stack on a long line; see
+`_DOTTED_LOWER`). `logs.redos` finds a pattern that breaks this, from the pattern's own syntax
+tree; tests/test_log_inputs.py and tests/test_spark_log_inputs.py run it on every pattern.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ __all__ = ["SEP", "Classifier", "Alternative", "LAYOUTS", "LAYOUT_IDS", "LAYOUT_
            "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "MessageEntry", "PLACEHOLDER_REGEX",
            "LAYOUT_SLOTS", "MESSAGE_SLOTS", "LOG4J_HEAD_RE", "LOG4J_TAIL_RE", "message_entries", "message_classifier", "PREFIXES", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
            "BLANK_RE", "COORDINATION_LOGGER_RE", "CLIENT_LOGGER_RE", "CLIENT_LAYOUTS",
-           "LEVEL_ALIASES", "JSON_KEYS", "EVENT_NAMES", "template_regex", "is_coordination_logger",
+           "LEVEL_ALIASES", "JSON_KEYS", "END", "EVENT_NAMES", "template_regex", "is_coordination_logger",
            "source_of", "normalise_level", "regex_escape"]
 
 SEP = "\x01"          # separates the fields a per-alternative regexp_replace writes
@@ -370,11 +377,26 @@ _JLOGGER = r"(?P<logger>[A-Za-z_$][A-Za-z0-9_$.\-]*)"
 _PYLOGGER = r"(?P<logger>[A-Za-z_][A-Za-z0-9_.\-]*)"
 _THREAD = r"\[(?P<thread>[^\]\x00]*)\]"
 _MSG = r"(?P<msg>" + _ANY + "*)"
+# Python module names, `a.b_c.d`: dotted lower-case identifiers. Not `x(?:\.x)*`: Java's
+# regex engine recurses once per repetition of a group, so a line holding thousands of dots
+# overflows its stack (StackOverflowError, a failed Spark task). One possessive run of the
+# characters instead, a look-ahead refusing an empty segment or one starting with a digit,
+# and a look-behind refusing a final dot: the same names, no recursion.
+_DOTTED_LOWER = r"(?![a-z0-9_.]*?\.[0-9.])[a-z_][a-z0-9_.]*+(?<!\.)"
 _RDK_THREAD = r"(?:\[thrd:(?P<thread>[^\]\x00]*)\]: )?"
 
 # LOG4J's two ends (the Spark loader matches them apart: LOG4J_HEAD_RE, LOG4J_TAIL_RE)
-_LOG4J_HEAD = r"\[" + _D + " " + _T + "[,.]" + _F + r"\] " + _LEVEL + " +"
+_LOG4J_STAMP_LEVEL = r"\[" + _D + " " + _T + "[,.]" + _F + r"\] " + _LEVEL
+_LOG4J_HEAD = _LOG4J_STAMP_LEVEL + " +"
 _LOG4J_TAIL = _JLOGGER + r"(?::[0-9]+)?\)"
+# The spaces after the level, then the message up to the " (" before the logger. Written
+# plainly, ` +(?P<msg>.*) \(`, the run of spaces and the message's start can be cut many ways:
+# on a line whose spaces run long and which has no " (logger)" at its end, the engine tries
+# each cut and rescans the rest of the line each time (time quadratic in the line). Here the
+# spaces are taken whole at once (`(?> +)`): the message starts after them; the one match that
+# needs one of them back, an empty message (`INFO  (logger)`: the last space is the one
+# before "("), is its own branch. Same matches, same fields, linear time.
+_SPACES_MSG_PAREN = r"(?> +)(?:" + _MSG + r" \(|(?<=  )(?P<msg>)\()"
 
 
 @dataclass(frozen=True)
@@ -386,16 +408,16 @@ class Layout:
 
 
 LAYOUTS: tuple[Layout, ...] = (
-    Layout("LOG4J", _LOG4J_HEAD + _MSG + r" \(" + _LOG4J_TAIL,
+    Layout("LOG4J", _LOG4J_STAMP_LEVEL + _SPACES_MSG_PAREN + _LOG4J_TAIL,
            "Kafka's log4j/log4j2 default `[%d] %p %m (%c)%n` (also Connect's `(%c:%L)`)"),
     Layout("PY-BRACKET", r"\[" + _D + " " + _T + "[,.]" + _F + r"\] \[" + _LEVEL + r"\] "
            + _THREAD + " " + _MSG, "Python `[%(asctime)s] [%(levelname)s] [%(threadName)s] "
            "%(message)s`"),
-    Layout("LOG4J-THREAD", _D + " " + _T + "[,.]" + _F + " +" + _LEVEL + " +" + _MSG + r" \("
+    Layout("LOG4J-THREAD", _D + " " + _T + "[,.]" + _F + " +" + _LEVEL + _SPACES_MSG_PAREN
            + _JLOGGER + r"(?::[0-9]+)?\) " + _THREAD,
            "Strimzi/Confluent `%d %p %m (%c) [%t]%n`"),
     Layout("SPRINGBOOT", _D + "[ T]" + _T + "[.,]" + _F + "(?:" + _TZ + ")? +" + _LEVEL
-           + r" +[0-9]+ --- (?:\[[^\]\x00]*\] )?\[ *(?P<thread>[^\]\x00]*?)\] +" + _JLOGGER
+           + r" +[0-9]+ --- (?:\[[^\]\x00]*\] )?\[ *+(?P<thread>[^\]\x00]*?)\] +" + _JLOGGER
            + " +: " + _MSG, "Spring Boot console `%d %5p PID --- [app] [thread] logger : msg`"),
     Layout("LOGBACK", _D + " " + _T + "[.,]" + _F + " +" + _LEVEL + " +" + _THREAD + " +"
            + _JLOGGER + " +- (?:null - )?" + _MSG,
@@ -410,7 +432,7 @@ LAYOUTS: tuple[Layout, ...] = (
            + _LEVEL + ":[0-9]+:" + _MSG,
            "Python `%(asctime)s:%(name)s:%(threadName)s:%(levelname)s:%(process)d:%(message)s`"),
     Layout("PY-ASCTIME", _D + " " + _T + "," + _F + " +" + _LEVEL
-           + r" +(?P<logger>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)(?::| -)? " + _MSG,
+           + r" +(?P<logger>" + _DOTTED_LOWER + r")(?::| -)? " + _MSG,
            "Python `%(asctime)s %(levelname)s %(name)s %(message)s` (lower-case module names)"),
     Layout("LOG4J-CLASSLINE", _D + " " + _T + " +" + _LEVEL + " +" + _JLOGGER + ":[0-9]+ - "
            + _MSG, "log4j `%d{yyyy-MM-dd HH:mm:ss} %-5p %c{1}:%L - %m%n`"),
@@ -495,6 +517,10 @@ MESSAGE_SLOTS = ("group", "member", "generation", "state", "reason", "partition"
 _COLUMN_RANK = {name: rank for rank, name in enumerate(PLACEHOLDER_COLUMNS)}
 
 
+# A negated class that does not exclude the space: a placeholder holding one can hold any text.
+_LOOSE = re.compile(r"\[\^(?:\\.|[^\] ])*\]")
+
+
 def template_regex(tid: str, text: str) -> str:
     """A template's text as a regex with `(?P<column>` markers, one kept marker per column.
 
@@ -516,14 +542,43 @@ def template_regex(tid: str, text: str) -> str:
             rank = _COLUMN_RANK.get(name, 500) if slot == column else 1000
             if slot not in owner or (rank, occ) < owner[slot]:
                 owner[slot] = (rank, occ)
+    # Cutting a message into placeholders must not backtrack without end. A placeholder that
+    # can hold spaces and punctuation (a "loose" one: a group id, a reason, `{generation}`) can
+    # end in many places; with two or more of them in a template, a message that holds the
+    # template's separators many times but does not match makes a backtracking engine (Java's
+    # and Python's both) try every way of cutting it: time grows as the length to the power of
+    # the loose placeholders (an 11 KB line took minutes). So each loose placeholder but the
+    # last is matched together with what follows it up to the next loose one (fixed text and
+    # space-free placeholders: `{state}`, `{member}`, numbers) in one atomic group: the engine
+    # takes the first end for which that stretch matches (the first for a lazy placeholder,
+    # the last for a greedy one) and never comes back to try another. Each stretch is then
+    # tried once: time linear in the message. What it gives up: a message whose loose value
+    # holds the whole stretch after it ("group {group} in {state} state. Created a new member
+    # id" with a group id containing " in Stable state. Created a new member id ") no longer
+    # matches. The last loose placeholder runs to the end of the message and needs no group.
+    named = [occ for occ, piece in enumerate(pieces) if piece[1] is not None]
+    loose = [occ for occ in named if _LOOSE.search(
+        PLACEHOLDER_REGEX.get(pieces[occ][1], _GENERIC))]
+    opens, closes = set(), set()
+    start = None
+    for occ, nxt in zip(loose, loose[1:]):
+        start = occ if start is None else start
+        if any(pieces[k][0] for k in range(occ + 1, nxt + 1)):   # fixed text to end on
+            opens.add(start)
+            closes.add(nxt)
+            start = None
     out = []
     for occ, (literal, name, spec, conv) in enumerate(pieces):
         out.append(regex_escape(literal))
+        if occ in closes:
+            out.append(")")
         if name is None:
             continue
         if not name or spec or conv:
             raise ValueError(f"template {tid}: placeholder {{{name}}} must be a plain name")
         rx = PLACEHOLDER_REGEX.get(name, _GENERIC.format(slot="x_" + name))
+        if occ in opens:
+            out.append("(?>")
         out.append(_MARKER.sub(lambda m: m.group(0) if owner.get(m.group(1), (0, -1))[1] == occ
                                else "(?P<x_>", rx))
     return "".join(out)
@@ -611,15 +666,22 @@ EVENT_NAMES: tuple[str, ...] = tuple(sorted({t.event for t in TEMPLATES.values()
 
 # -- line classes, loggers, levels -----------------------------------------------------------------
 
+# The end of the text, the same in both engines. Not `$`: Java's `$` also matches before a
+# final U+0085, U+2028 or U+2029 (line terminators to Java), Python's only before a final
+# "\n", so "  \u2028" was a blank line to Spark and a continuation line to Python.
+END = "(?!(?s:.))"
 # Undecodable: control characters other than TAB, or U+FFFD (already replaced bytes).
 CONTROL_RE = "[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\\ufffd]"
 # Empty or blank: counted as other known lines.
-BLANK_RE = "^[ \\t]*$"
+BLANK_RE = "^[ \\t]*" + END
 # Continues the record above: indented lines (stack frames, KIP-848 reconciliation blocks,
 # librdkafka partition lists), `Caused by:`, `... N more`, and a Java exception's first line.
+# The exception's class name is dotted identifiers (`a.b.FooException`), written without a
+# repeated group (see _DOTTED_LOWER): a look-ahead refuses a segment that starts with a digit
+# or is empty, one run of the characters takes the rest.
 CONTINUATION_RE = ("^(?:[ \\t]|Caused by: |Suppressed: |\\.\\.\\. [0-9]+ (?:more|common frames)"
-                   "|(?:[A-Za-z_$][A-Za-z0-9_$]*\\.)+[A-Za-z_$][A-Za-z0-9_$]*"
-                   "(?:Exception|Error|Throwable)(?::|$))")
+                   "|(?![A-Za-z0-9_$.]*?\\.[0-9.])[A-Za-z_$][A-Za-z0-9_$]*\\.[A-Za-z0-9_$.]*"
+                   "[A-Za-z0-9_$](?:Exception|Error|Throwable)(?::|" + END + "))")
 # Starts like a record (a time stamp, a librdkafka level, a Python level, a JSON object): a line
 # that does so but matches no layout was cut short.
 HEAD_RE = ("^(?:\\[?[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}|%?[0-7]\\||[0-9]{9,}(?:\\.[0-9]+)? "
@@ -631,14 +693,14 @@ COORDINATION_LOGGER_RE = (
     "|GroupMetadataManager|OffsetMetadataManager|ClassicGroup|CoordinatorRuntime"
     "|CoordinatorLoaderImpl|AbstractCoordinator|ConsumerCoordinator"
     "|ConsumerRebalanceListenerInvoker|ConsumerMembershipManager|MembershipManagerImpl"
-    "|AbstractMembershipManager|CoordinatorRequestManager)(?:\\$[A-Za-z0-9_$]+)?$"
-    "|^kafka\\.coordinator(?:\\.base|\\.consumer|\\.heartbeat)?$"
+    "|AbstractMembershipManager|CoordinatorRequestManager)(?:\\$[A-Za-z0-9_$]+)?" + END +
+    "|^kafka\\.coordinator(?:\\.base|\\.consumer|\\.heartbeat)?" + END +
     "|^rdkafka\\.(?:CGRP[A-Z]*|JOIN|JOINGROUP|SYNCGROUP|HEARTBEAT|MEMBERID|ASSIGN|ASSIGNMENT"
-    "|GRPASSIGNMENT|REBALANCE|REJOIN)$")
+    "|GRPASSIGNMENT|REBALANCE|REJOIN)" + END)
 # A client's logger (for lines that matched no template: source is otherwise "broker").
 CLIENT_LOGGER_RE = ("^(?:org\\.apache\\.kafka\\.clients\\.|o\\.a\\.k\\.c(?:lients)?\\.c(?:onsumer)?\\."
                     "|o\\.a\\.k\\.clients\\.|kafka\\.(?:coordinator|consumer|conn|client|cluster"
-                    "|producer)(?:\\.|$)|rdkafka\\.)")
+                    "|producer)(?:\\.|" + END + ")|rdkafka\\.)")
 CLIENT_LAYOUTS = ("PY-BRACKET", "PY-DASHED", "PY-COLON", "PY-ASCTIME", "PY-BASIC", "RDK-STDERR",
                   "RDK-PIPE", "RDK-SYSLOG", "LOGBACK", "LOGBACK-DEFAULT", "SPRINGBOOT")
 

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "run_parse", "write_parsed_python"]
+__all__ = ["add_parser", "run_parse", "write_parsed_python", "check_input", "print_notes"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -62,31 +62,54 @@ def _add_parse(logs_sub: Any) -> None:
 
 
 def _check_input(paths: list[str]) -> list[str]:
-    from ..logs.parse import expand_paths
+    """Refuse, before any work, input with nothing to read (missing paths raise
+    FileNotFoundError naming them; kit data files are named on stderr)."""
+    return check_input(paths, "logs parse")
 
-    local = [p for p in paths if "://" not in p or p.startswith("file://")]
-    skipped: list = []
-    files = expand_paths([p.removeprefix("file://") for p in local], skipped)
-    if skipped:                            # the kit's trace.jsonl and tables, say which
-        from ..logs.parse import skipped_note
-        print(f"logs parse: {skipped_note(skipped)}", file=sys.stderr)
+
+def check_input(paths: list[str], command: str) -> list[str]:
+    """Shared by `logs parse` and `logs report`: the local paths scanned (logs.inputs), the
+    kit's data files left out said on stderr; ValueError when no file is left to read or
+    every file is empty. URIs with a scheme (hdfs://, s3a://) are left for Spark."""
+    from ..logs.inputs import scan_inputs
+    from ..logs.parse import skipped_note
+
+    local = [p.removeprefix("file://") for p in paths
+             if "://" not in p or p.startswith("file://")]
+    inputs = scan_inputs(local)            # FileNotFoundError names the missing path
+    if inputs.kit_files:                   # the kit's trace.jsonl and tables, say which
+        print(f"{command}: {skipped_note(inputs.kit_files)}", file=sys.stderr)
     if len(local) == len(paths):
-        if not files:
-            raise ValueError(f"no log files under {' '.join(paths)}")
-        if all(f.stat().st_size == 0 for f in files):
-            raise ValueError(f"the input is empty: {', '.join(map(str, files))} hold no lines")
+        if not inputs.files:
+            why = "".join(f"; {n}" for n in inputs.notes)
+            raise ValueError(f"no log files under {' '.join(paths)}: the directories are "
+                             f"empty (hidden and _-prefixed files are skipped){why}"
+                             if not inputs.notes else
+                             f"no log file to read under {' '.join(paths)}{why}")
+        if all(f.size == 0 for f in inputs.files):
+            raise ValueError(f"the input is empty: {', '.join(f.name for f in inputs.files)} "
+                             "hold no lines")
     return paths
+
+
+def print_notes(counts: Any, command: str) -> None:
+    """The notes on the input (followed, skipped, not read, read in part), one a line."""
+    for line in counts.notes_text():
+        print(f"{command}: note: {line}", file=sys.stderr)
 
 
 def run_parse(args: argparse.Namespace) -> int:
     import warnings
 
-    from ..logs.parse import SkippedFilesWarning
+    from ..logs.inputs import check_out_dir
+    from ..logs.parse import LogInputWarning, SkippedFilesWarning
 
     try:
         paths = _check_input(list(args.paths))
-        with warnings.catch_warnings():    # skipped files: said once, by _check_input
+        check_out_dir(args.out)
+        with warnings.catch_warnings():    # skipped files and notes: said once, here
             warnings.simplefilter("ignore", SkippedFilesWarning)
+            warnings.simplefilter("ignore", LogInputWarning)
             if args.engine == "python":
                 counts = write_parsed_python(paths, args.out, overwrite=args.overwrite)
             else:
@@ -98,7 +121,12 @@ def run_parse(args: argparse.Namespace) -> int:
     except (FileNotFoundError, FileExistsError, ValueError) as exc:
         print(f"logs parse: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:                 # writing the output failed
+        print(f"logs parse: error: cannot write {exc.filename or args.out}: "
+              f"{exc.strerror or exc}; give another --out", file=sys.stderr)
+        return 2
     print(counts.summary())
+    print_notes(counts, "logs parse")
     return 0
 
 
@@ -111,14 +139,17 @@ def write_parsed_python(paths: list[str], out: str | os.PathLike[str], *,
     from ..logs.parse import parse_paths
     from .schema import arrow_schema
 
-    out = Path(out)
+    from ..logs.inputs import check_out_dir
+
+    out = check_out_dir(out)
     targets = {"events": out / "events.parquet", "quarantine": out / "quarantine.parquet"}
     for target in targets.values():
         if target.exists() and not overwrite:
             raise FileExistsError(f"{target} exists; remove it or pass --overwrite")
     result = parse_paths(paths)
     if result.counts.read == 0:
-        raise ValueError(f"no lines read from {' '.join(map(str, paths))}: the input is empty")
+        raise ValueError(f"no lines read from {' '.join(map(str, paths))}: the input is empty"
+                         + "".join(f"; {note}" for note in result.counts.notes))
     out.mkdir(parents=True, exist_ok=True)
     schema = arrow_schema()
     for name, rows in (("events", result.events), ("quarantine", result.quarantine)):

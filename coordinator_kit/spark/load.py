@@ -11,11 +11,8 @@ the layout, one `regexp_replace` of that layout's own regex gives its fields; th
 stage does the same with the combined template regex. See `logs.patterns` for the code-table
 trick that lets one regex say which of 220 alternatives matched.
 
-Line numbers: Spark's text source splits big files into blocks read in parallel and does not
-number lines. A quick counting job (`_line_offsets`, no regex) learns how many lines each
-block holds and the `monotonically_increasing_id` its first line gets; the main pass turns the
-id back into the line number with a broadcast join of that small table. Both jobs see the same
-file splits, because they read the same files with the same settings.
+Which files, and how they reach Spark (small and compressed ones handed by Python, the others
+read by Spark's text source with their paths escaped, every line numbered): `spark.sources`.
 
 Continuation lines (stack traces, indented blocks) are classified on their own in the pass and
 attached afterwards to the record above them: runs of consecutive continuation lines are found
@@ -28,18 +25,20 @@ import os
 import re
 import shutil
 import uuid
-from urllib.parse import unquote
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..logs.fields import COLUMN_NAMES
-from ..logs.parse import JSON_TS_RE, ParseCounts, expand_paths
+from ..logs.inputs import InputNote
+from ..logs.parse import (BAD_TIME, EPOCH_MILLIS_FROM, JSON_EPOCH_RE, JSON_TS_RE, TS_MAX,
+                          TS_MIN, ParseCounts, notes_warning)
 from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINUATION_RE,
                              CONTROL_RE, COORDINATION_LOGGER_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
                              LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
                              MESSAGE_ENTRIES, SEP, Classifier)
+from .sources import lines_before, spark_lines
 
 __all__ = ["load_logs", "load_lines", "parse_logs", "write_parsed", "ParsedLogs", "resolve_files",
            "attach_continuations", "lines_before"]
@@ -53,19 +52,19 @@ def _F() -> Any:
 
 
 def resolve_files(paths: PathsArg) -> list[str]:
-    """The files to read: local paths are checked and expanded (directories walked, hidden and
-    `_` names skipped, like `logs.parse.expand_paths`); URIs with a scheme (hdfs://, s3a://)
-    are passed to Spark as they are."""
+    """The files to read (`logs.inputs.scan_inputs`: directories walked, hidden and `_` names
+    skipped, symlinked folders followed once, each file once), as the names the `file` column
+    gives; URIs with a scheme (hdfs://, s3a://) are passed to Spark as they are."""
+    from ..logs.inputs import scan_inputs
+
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    local, remote = [], []
-    for p in paths:
-        text = os.fspath(p)
-        (remote if "://" in text and not text.startswith("file://") else local).append(
-            text.removeprefix("file://"))
-    files = [os.path.abspath(f) for f in expand_paths(local)] if local else []
+    texts = [os.fspath(p) for p in paths]
+    remote = [t for t in texts if "://" in t and not t.startswith("file://")]
+    local = [t.removeprefix("file://") for t in texts if t not in remote]
+    files = [f.name for f in scan_inputs(local).files] if local else []
     if not files and not remote:
-        raise FileNotFoundError(f"no log files under {', '.join(map(os.fspath, paths))}")
+        raise FileNotFoundError(f"no log files under {', '.join(texts)}")
     return files + remote
 
 
@@ -74,41 +73,6 @@ def _session(spark: Any) -> Any:
         return spark
     from .session import get_session
     return get_session()
-
-
-def _plain_path(uri: str) -> str:
-    """`_metadata.file_path` (a URI) as the plain path the Python parser reports."""
-    if uri.startswith("file:"):
-        rest = uri[len("file:"):]
-        rest = rest[2:] if rest.startswith("//") else rest
-        return unquote(rest)
-    return uri
-
-
-def _line_offsets(spark: Any, files: list[str]) -> Any:
-    """(file URI, block, plain path, first id, lines before the block) for every block.
-
-    A counting job with no regex: Spark's text source reads big files in blocks, in parallel,
-    and numbers nothing; `monotonically_increasing_id` is (partition << 33) + row in the
-    partition, so with each block's first id and the line count of the blocks before it, the
-    main pass turns an id back into a line number. Both jobs read the same files with the same
-    settings, so they see the same blocks in the same partitions.
-    """
-    F = _F()
-    stats = (spark.read.text(files)
-             .select(F.col("_metadata.file_path").alias("uri"),
-                     F.col("_metadata.file_block_start").alias("block"),
-                     F.monotonically_increasing_id().alias("rid"))
-             .groupBy("uri", "block")
-             .agg(F.min("rid").alias("first"), F.count(F.lit(1)).alias("n"))
-             .collect())
-    rows, before = [], {}
-    for r in sorted(stats, key=lambda r: (r["uri"], r["block"])):
-        offset = before.get(r["uri"], 0)
-        rows.append((r["uri"], int(r["block"]), _plain_path(r["uri"]), int(r["first"]), offset))
-        before[r["uri"]] = offset + int(r["n"])
-    return spark.createDataFrame(
-        rows, "o_uri string, o_block long, o_file string, first long, before long")
 
 
 def _bucket_case(F: Any, clf: Classifier, text: Any, bucket: Any) -> Any:
@@ -153,8 +117,11 @@ def _ts(F: Any, date: Any, time: Any, frac: Any, tz: Any, epoch: Any, epoch_unit
     iso = F.concat(date, F.lit("T"), time, F.lit("."), F.rpad(F.coalesce(frac, F.lit("")), 6, "0"),
                    tz_norm)
     micros = F.round(epoch.try_cast("decimal(20,6)") * epoch_unit, 0).try_cast("long")
-    return F.when(epoch.isNotNull(), F.timestamp_micros(micros)) \
+    ts = F.when(epoch.isNotNull(), F.timestamp_micros(micros)) \
         .when(date.isNotNull() & time.isNotNull(), iso.try_cast("timestamp"))
+    # only times pandas can hold (logs.parse.TS_MIN/TS_MAX): Spark holds year 0000 and
+    # 294247, which collect() and toPandas() then fail on
+    return F.when((ts >= F.lit(TS_MIN)) & (ts < F.lit(TS_MAX)), ts)
 
 
 def _classify(df: Any) -> Any:
@@ -255,7 +222,7 @@ def _classify(df: Any) -> Any:
     lidx, jts = col("lidx"), col("jts")
     layout_ids = _array(F, [lay.id for lay in LAYOUTS])
     logger_prefixes = _array(F, [lay.logger_prefix for lay in LAYOUTS])   # "rdkafka." or ""
-    jnum = jts.rlike("^[0-9]+(?:\\.[0-9]+)?$")
+    jnum = jts.rlike(JSON_EPOCH_RE)
     jiso = jts.rlike(JSON_TS_RE)
 
     def jpart(k: int) -> Any:
@@ -276,8 +243,11 @@ def _classify(df: Any) -> Any:
         F.when(is_json, jpart(3)).otherwise(col("l_frac")).alias("frac"),
         F.when(is_json, jpart(4)).otherwise(col("l_tz")).alias("tz"),
         F.when(is_json, F.when(jnum, jts)).otherwise(col("l_epoch")).alias("epoch"),
-        F.when(is_json & (F.length(F.substring_index(jts, ".", 1)) > 11), F.lit(1000))
-        .otherwise(F.lit(1_000_000)).alias("unit"),
+        F.when(is_json & (jts.try_cast("decimal(38,9)") >= F.lit(EPOCH_MILLIS_FROM)),
+               F.lit(1000)).otherwise(F.lit(1_000_000)).alias("unit"),
+        F.when(is_json, jts.isNotNull())
+        .otherwise(col("l_epoch").isNotNull() | (col("l_date").isNotNull()
+                                                & col("l_time").isNotNull())).alias("dated"),
         F.when(is_json & col("jcorrupt").isNotNull(), "truncated")
         .when(is_json, "unknown layout").alias("json_problem"))
 
@@ -286,7 +256,7 @@ def _classify(df: Any) -> Any:
     t2 = F.concat(col("msg"), F.lit(M.suffix))
     s6 = s5.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "msg", "level0", "logger0",
-        "thread0", "json_problem",
+        "thread0", "json_problem", "dated",
         _ts(F, col("date"), col("time"), col("frac"), col("tz"), col("epoch"), col("unit"))
         .alias("ts0"),
         F.when(rec, F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
@@ -294,7 +264,7 @@ def _classify(df: Any) -> Any:
     s7 = s6.select("*", F.when(mcode != "", F.position(mcode, F.lit(M.table)) - 1)
                    .alias("mbucket"))
     s8 = s7.select("file", "line", "raw", "text", "c0", "is_record", "layout", "level0",
-                   "logger0", "thread0", "json_problem", "ts0", "mbucket",
+                   "logger0", "thread0", "json_problem", "dated", "ts0", "mbucket",
                    F.when(col("mbucket").isNotNull(),
                           _bucket_case(F, M, t2, col("mbucket"))).alias("mp"))
     mp = col("mp")
@@ -304,7 +274,7 @@ def _classify(df: Any) -> Any:
 
     s9 = s8.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "level0", "logger0",
-        "thread0", "json_problem", "ts0",
+        "thread0", "json_problem", "dated", "ts0",
         _alt_index(F, M, col("mbucket"), mp).alias("midx"),
         F.coalesce(slot("group"), slot("p_group")).alias("m_group"),
         slot("member").alias("m_member"), slot("generation").alias("m_generation"),
@@ -323,22 +293,25 @@ def _classify(df: Any) -> Any:
     matched = midx.isNotNull()
     event = F.try_element_at(events, midx + 1)
     cont = t.rlike(CONTINUATION_RE)
+    # an event whose time stamp gives no time (not a date, or out of TS_MIN..TS_MAX)
+    bad_time = matched & event.isNotNull() & col("dated") & col("ts0").isNull()
     # kind as a small int: 0 event, 1 other, 2 continuation, 3 quarantine
     kind = (F.when(c0 == _BAD, 3).when(c0 == _BLANK, 1)
-            .when(rec, F.when(matched, F.when(event.isNull(), 1).otherwise(0))
+            .when(rec, F.when(matched, F.when(event.isNull(), 1).when(bad_time, 3).otherwise(0))
                   .when(coord, 3).otherwise(1))
             .when(c0 == _JSON, 3).when(cont, 2).otherwise(3))
     problem = (F.when(c0 == _BAD, "undecodable bytes")
-               .when(rec, F.when(~matched & coord, "unknown message"))
+               .when(rec, F.when(~matched & coord, "unknown message").when(bad_time, BAD_TIME))
                .when(c0 == _JSON, col("json_problem"))
                .when(cont, F.lit(None))
                .when(t.rlike(HEAD_RE), "truncated").otherwise("unknown layout"))
     client = (col("layout").isin(*CLIENT_LAYOUTS)
               | F.coalesce(logger.rlike(CLIENT_LOGGER_RE), F.lit(False)))
-    s10 = s9.select("*", kind.alias("kc"), problem.alias("problem"), event.alias("event0"))
+    s10 = s9.select("*", kind.alias("kc"), problem.alias("problem"), event.alias("event0"),
+                    (rec & bad_time).alias("bad_time"))
     kc = col("kc")
     is_event = kc == 0
-    keep_record = rec & (is_event | (kc == 3))       # an event, or an unknown message
+    keep_record = rec & (is_event | (kc == 3))       # an event, or an unknown message or time
 
     def ev(c: Any) -> Any:
         return F.when(is_event, c)
@@ -348,7 +321,7 @@ def _classify(df: Any) -> Any:
         "level": F.when(keep_record, F.coalesce(F.try_element_at(level_map, level), level)),
         "logger": F.when(keep_record, logger),
         "thread": F.when(keep_record, col("thread0")),
-        "source": F.when(is_event, F.try_element_at(sources, midx + 1))
+        "source": F.when(is_event | col("bad_time"), F.try_element_at(sources, midx + 1))
         .when(keep_record, F.when(client, "client").otherwise("broker")),
         "event": ev(col("event0")),
         "group": ev(col("m_group")),
@@ -372,104 +345,21 @@ def _classify(df: Any) -> Any:
                       F.try_element_at(kinds, kc + 1).alias("kind"))
 
 
-_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
-               "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40}
-# Hadoop codecs by extension: such files are decompressed by Spark, not read as bytes.
-_COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".br", ".xz")
-
-
-def _bytes(text: str) -> int:
-    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
-    if not m or m.group(2).lower() not in _BYTE_UNITS:
-        raise ValueError(f"cannot read the byte size {text!r}")
-    return int(m.group(1)) * _BYTE_UNITS[m.group(2).lower()]
-
-
-def lines_before(path: str | os.PathLike[str], starts: list[int]) -> dict[int, int]:
-    """For each block start s > 0 of a file, how many of its lines belong to earlier blocks.
-
-    Hadoop's LineReader (Spark's text source) gives a block [s, e) the lines that start in
-    (s, e]: so the count is the number of line starts p <= s, that is 1 + the line
-    terminators (\\n, \\r\\n, lone \\r) whose next line starts at or before s.
-    """
-    out: dict[int, int] = {}
-    lf = cr = crlf = 0
-    pos, prev = 0, b""
-    with open(path, "rb") as f:
-        for s in sorted(starts):
-            while pos < s:
-                chunk = f.read(min(1 << 24, s - pos))
-                if not chunk:
-                    break
-                lf += chunk.count(b"\n")
-                cr += chunk.count(b"\r")
-                crlf += chunk.count(b"\r\n") + (prev == b"\r" and chunk[:1] == b"\n")
-                pos += len(chunk)
-                prev = chunk[-1:]
-            peek = f.read(1)
-            f.seek(pos)
-            out[s] = 1 + lf + cr - crlf - (prev == b"\r" and peek == b"\n")
-    return out
-
-
-def _local_offsets(spark: Any, files: list[str]) -> Any | None:
-    """(file URI, block, plain path, lines before the block) from the files themselves, or
-    None when a file is not a local, plain file (then `_line_offsets` counts with Spark).
-
-    Relies on one block per partition (`spark.sql.files.openCostInBytes` >=
-    `maxPartitionBytes`, which `load_lines` sets): the row's id within its partition is then
-    its line within the block, and blocks start at multiples of maxPartitionBytes."""
-    if any("://" in f or f.endswith(_COMPRESSED) for f in files):
-        return None
-    block = _bytes(spark.conf.get("spark.sql.files.maxPartitionBytes", "128MB"))
-    uris = spark.read.text(files).inputFiles()
-    by_path = {os.path.normpath(_plain_path(u)): u for u in uris}
-    rows = []
-    for f in files:
-        uri = by_path.get(os.path.normpath(f))
-        if uri is None:
-            return None
-        starts = list(range(block, os.path.getsize(f), block))
-        before = lines_before(f, starts) if starts else {}
-        # `inputFiles` says file:///x where `_metadata.file_path` says file:/x: give both
-        forms = {uri, re.sub("^file:///", "file:/", uri), re.sub("^file:/(?!/)", "file:///", uri)}
-        rows.extend((form, s, f, 0, before.get(s, 0)) for form in sorted(forms)
-                    for s in [0, *starts])
-    return spark.createDataFrame(
-        rows, "o_uri string, o_block long, o_file string, first long, before long")
+def _load(paths: PathsArg, spark: Any) -> tuple[Any, list[InputNote]]:
+    spark = _session(spark)
+    lines, notes = spark_lines(paths, spark)
+    return _classify(lines), notes
 
 
 def load_lines(paths: PathsArg, spark: Any = None) -> Any:
     """Every physical line of `paths`, classified: the schema's columns plus `kind` (event,
-    other, continuation, quarantine). Lazy; nothing is read yet for local files.
-
-    Line numbers: Spark's text source reads big files in blocks, in parallel, and numbers
-    nothing. This sets `spark.sql.files.openCostInBytes` to `maxPartitionBytes` in the session
-    (each block then gets a partition of its own), counts the lines before each block by
-    reading the local files' bytes (no parsing), and numbers a row from its
-    `monotonically_increasing_id`. Files Python cannot read (hdfs://, s3a://, compressed)
-    are counted by a Spark job instead (`_line_offsets`).
-    """
-    spark = _session(spark)
-    F = _F()
-    files = resolve_files(paths)
-    spark.conf.set("spark.sql.files.openCostInBytes",
-                   str(_bytes(spark.conf.get("spark.sql.files.maxPartitionBytes", "128MB"))))
-    offsets = _local_offsets(spark, files)
-    if offsets is None:
-        offsets = _line_offsets(spark, files)
-        row_in_block = F.col("rid") - F.col("first")
-    else:
-        row_in_block = F.col("rid").bitwiseAND(F.lit((1 << 33) - 1))
-    raw = spark.read.text(files).select(
-        "value", F.col("_metadata.file_path").alias("uri"),
-        F.col("_metadata.file_block_start").alias("block"),
-        F.monotonically_increasing_id().alias("rid"))
-    numbered = raw.join(F.broadcast(offsets), (raw["uri"] == offsets["o_uri"])
-                        & (raw["block"] == offsets["o_block"]))
-    lines = numbered.select("value", F.col("o_file").alias("file"),
-                            (row_in_block + F.col("before") + 1).alias("line"))
-    return _classify(lines)
+    other, continuation, quarantine). Lazy for the files Spark reads itself (small and
+    compressed files are read by Python now: `spark.sources`). Notes on the input (symlinks,
+    damaged or unreadable files) are said once as a LogInputWarning; `parse_logs` and
+    `write_parsed` return them in their counts."""
+    lines, notes = _load(paths, spark)
+    notes_warning(notes)
+    return lines
 
 
 def attach_continuations(records: Any, continuations: Any) -> tuple[Any, Any]:
@@ -495,8 +385,16 @@ def attach_continuations(records: Any, continuations: Any) -> tuple[Any, Any]:
                                  F.concat(F.col("raw"), F.lit("\n"), F.col("extra")))
                           .otherwise(F.col("raw")).alias("raw") if c == "raw" else records[c]
                           for c in records.columns])
-    orphans = runs.where(F.col("record_line") == 0).select(
-        *[F.col(c) if c in ("file", "line", "raw") else
+    # A run of continuation lines at the top of a file has no record above it: its first line
+    # is quarantined "truncated" and the others are attached to it (as logs.parse does).
+    orphan_runs = (runs.where(F.col("record_line") == 0)
+                   .groupBy(F.col("file").alias("o_file"))
+                   .agg(F.sort_array(F.collect_list(F.struct("line", "raw"))).alias("parts"))
+                   .select("o_file", F.concat_ws("\n", F.transform("parts", lambda p: p["raw"]))
+                           .alias("o_raw"), F.get(F.col("parts"), 0)["line"].alias("o_line")))
+    orphans = orphan_runs.select(
+        *[F.col({"file": "o_file", "line": "o_line", "raw": "o_raw"}[c]).alias(c)
+          if c in ("file", "line", "raw") else
           (F.lit("truncated") if c == "problem" else F.lit(None)).cast(_type(c)).alias(c)
           for c in COLUMN_NAMES])
     return out, orphans
@@ -514,6 +412,7 @@ class ParsedLogs:
     lines: Any
     events: Any
     quarantine: Any
+    notes: list[InputNote] = field(default_factory=list)
 
     def counts(self) -> ParseCounts:
         """One aggregation over the lines (an action): read = recognised + other + quarantined."""
@@ -528,19 +427,26 @@ class ParsedLogs:
         counts = ParseCounts(read=sum(by_kind.values()), recognised=by_kind.get("event", 0),
                              other=by_kind.get("other", 0) + cont - orphans,
                              quarantined=quarantined, continuation=cont - orphans,
-                             by_problem=dict(sorted(problems.items())))
+                             by_problem=dict(sorted(problems.items())), notes=list(self.notes))
         counts.check()
         return counts
 
 
-def parse_logs(paths: PathsArg, spark: Any = None, *, multiline: bool = True) -> ParsedLogs:
+def parse_logs(paths: PathsArg, spark: Any = None, *, multiline: bool = True,
+               checkpoint: bool = False) -> ParsedLogs:
     """Events and quarantine of `paths` as DataFrames (schema.EVENT_COLUMNS each).
 
     With `multiline` (the default) continuation lines are attached to their record's `raw`;
     that reads the input a second time for the (few) continuation lines. Without it, they are
     only counted (as other lines). `write_parsed` needs one pass either way.
+
+    With `checkpoint`, the lines are classified once, now, and kept in the executors'
+    memory (`localCheckpoint`): for several actions on an input small enough to keep.
     """
-    lines = load_lines(paths, spark)
+    lines, notes = _load(paths, spark)
+    if checkpoint:
+        lines = lines.localCheckpoint(eager=True)
+    notes_warning(notes)
     F = _F()
     records = lines.where(F.col("kind").isin("event", "quarantine"))
     if multiline:
@@ -550,7 +456,7 @@ def parse_logs(paths: PathsArg, spark: Any = None, *, multiline: bool = True) ->
     else:
         quarantine = records.where(F.col("kind") == "quarantine").drop("kind")
     events = records.where(F.col("kind") == "event").drop("kind")
-    return ParsedLogs(lines, events, quarantine)
+    return ParsedLogs(lines, events, quarantine, notes)
 
 
 def load_logs(paths: PathsArg, spark: Any = None, *, multiline: bool = True) -> Any:
@@ -571,7 +477,9 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
     F = _F()
     from pyspark.sql import Observation
 
-    out = Path(out)
+    from ..logs.inputs import check_out_dir
+
+    out = check_out_dir(out)
     targets = {"event": out / "events.parquet", "quarantine": out / "quarantine.parquet"}
     for target in targets.values():
         if target.exists():
@@ -579,7 +487,7 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
                 raise FileExistsError(f"{target} exists; remove it or pass overwrite=True")
             shutil.rmtree(target) if target.is_dir() else target.unlink()
     out.mkdir(parents=True, exist_ok=True)
-    lines = load_lines(paths, spark)
+    lines, notes = _load(paths, spark)
     obs = Observation("kit_log_counts")
     kinds = ("event", "other", "continuation", "quarantine")
     observed = lines.observe(obs, F.count(F.lit(1)).alias("read"),
@@ -595,7 +503,8 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
         metrics = obs.get
         n = {k: int(metrics.get(k) or 0) for k in ("read",) + kinds}
         if n["read"] == 0:
-            raise ValueError(f"no lines read from {paths}: the input is empty")
+            raise ValueError(f"no lines read from {paths}: the input is empty"
+                             + "".join(f"; {note}" for note in notes))
         schema = lines.drop("kind").schema
         parts = {k: tmp / f"kind={k}" for k in ("event", "quarantine", "continuation")}
         frames = {k: (spark.read.schema(schema).parquet(str(p)) if p.exists()
@@ -624,6 +533,6 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
     counts = ParseCounts(read=n["read"], recognised=n["event"],
                          other=n["other"] + n["continuation"] - orphans_n,
                          quarantined=n["quarantine"] + orphans_n,
-                         continuation=n["continuation"] - orphans_n)
+                         continuation=n["continuation"] - orphans_n, notes=list(notes))
     counts.check()
     return counts

@@ -65,28 +65,15 @@ def _non_negative(text: str) -> int:
 def check_paths(paths: Sequence[str]) -> list[str]:
     """Refuse a missing path, a directory without files, or files that are all empty, before
     a JVM is started. URIs with a scheme (hdfs://, s3a://) are left for Spark to check."""
-    from ..logs.parse import expand_paths
+    from .cli import check_input
 
-    local = [p.removeprefix("file://") for p in paths
-             if "://" not in p or p.startswith("file://")]
-    skipped: list = []
-    files = expand_paths(local, skipped)   # FileNotFoundError names the missing path
-    if skipped:                            # the kit's trace.jsonl and tables, say which
-        from ..logs.parse import skipped_note
-        print(f"logs: {skipped_note(skipped)}", file=sys.stderr)
-    if len(local) == len(paths):
-        if not files:
-            raise ValueError(f"no log files under {', '.join(paths)}: the directories are "
-                             "empty (hidden and _-prefixed files are skipped)")
-        if all(f.stat().st_size == 0 for f in files):
-            raise ValueError(f"the input is empty: {', '.join(map(str, files))} hold no lines")
-    return list(paths)
+    return check_input(list(paths), "logs")
 
 
 def run_report(args: argparse.Namespace) -> int:
     import warnings
 
-    from ..logs.parse import SkippedFilesWarning
+    from ..logs.parse import LogInputWarning, SkippedFilesWarning
 
     try:
         paths = check_paths(list(args.paths))
@@ -98,7 +85,10 @@ def run_report(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings():       # skipped files: said once, by check_paths
         warnings.simplefilter("ignore", SkippedFilesWarning)
+        warnings.simplefilter("ignore", LogInputWarning)
         parsed = parse_logs(paths, spark)
+    for note in parsed.notes:             # the same notes as `logs parse` prints
+        print(f"logs report: note: {note}", file=sys.stderr)
     events = parsed.events.cache()
     zone = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "UTC")     # times are printed in UTC
