@@ -11,6 +11,7 @@ import string
 from pathlib import Path
 
 import pytest
+from spark_rows import collect as _collect, naive as _naive
 
 from coordinator_kit.logs.parse import ParseCounts, parse_paths
 from coordinator_kit.scenarios import run_scenario
@@ -21,21 +22,6 @@ from coordinator_kit.spark.load import load_logs, parse_logs, write_parsed
 pytestmark = pytest.mark.spark
 
 DATA = Path(__file__).parent / "data" / "logs"
-
-
-def _naive(rows: list[dict]) -> list[dict]:
-    """Python rows with UTC-naive time stamps (what Spark returns in a UTC session)."""
-    out = []
-    for r in rows:
-        d = dict(r)
-        if d["ts"] is not None:
-            d["ts"] = d["ts"].replace(tzinfo=None)
-        out.append(d)
-    return sorted(out, key=lambda d: (d["file"], d["line"]))
-
-
-def _collect(df) -> list[dict]:
-    return sorted((r.asDict() for r in df.collect()), key=lambda d: (d["file"], d["line"]))
 
 
 @pytest.fixture(scope="module")

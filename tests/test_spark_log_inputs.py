@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from spark_rows import collect as _collect, naive as _naive
 
 from coordinator_kit.logs import patterns as P
 from coordinator_kit.logs.parse import BAD_TIME, LogInputWarning, parse_paths
@@ -42,20 +43,6 @@ def reader(request, monkeypatch):
     if request.param == "spark-reader":
         monkeypatch.setattr(sources, "SMALL_FILE_BYTES", 0)
     return request.param
-
-
-def _naive(rows: list[dict]) -> list[dict]:
-    out = []
-    for r in rows:
-        d = dict(r)
-        if d["ts"] is not None:
-            d["ts"] = d["ts"].replace(tzinfo=None)
-        out.append(d)
-    return sorted(out, key=lambda d: (d["file"], d["line"]))
-
-
-def _collect(df) -> list[dict]:
-    return sorted((r.asDict() for r in df.collect()), key=lambda d: (d["file"], d["line"]))
 
 
 def _same_in_both(spark, paths):
