@@ -1,0 +1,167 @@
+"""What every coordination design offers, so one scenario can run under each and be compared.
+
+A design (`Design`) is built from a topic map, a seed and its own settings, runs on its own
+`clock.Scheduler` and `trace.Trace`, and answers the same questions at any virtual instant:
+which consumers are fetching each partition of a group (`fetching`), whether the group has
+settled (`settled`), how many messages went to the coordinator or to ZooKeeper, how many
+rebalance rounds ran, and which records were processed more than once (`ProcessedLedger`).
+`eras.compare` steps a design event by event and samples these answers; it needs nothing else.
+
+Records are produced as the kit's `Cluster` produces them: every partition of every topic grows
+by `produce_rate_per_s` records per virtual second (`end_offset`), so "processed twice" means
+the same thing in every design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..clock import Scheduler
+from ..trace import Trace
+
+__all__ = ["Fault", "FAULT_KINDS", "Scenario", "Design", "ProcessedLedger", "end_offset",
+           "Partition"]
+
+Partition = tuple[str, int]
+"""(topic, partition): designs from before `TopicPartition` existed use plain pairs."""
+
+FAULT_KINDS: dict[str, str] = {
+    "crash": "the consumer process dies (kill -9): its sockets close, its ZooKeeper session "
+             "expires after the session timeout, it never comes back",
+    "pause": "the consumer process freezes for duration_ms (a long GC pause, SIGSTOP): no thread "
+             "runs; buffered records are processed when it wakes",
+    "join": "a new consumer starts and joins the group",
+    "leave": "the consumer shuts down cleanly (it says goodbye where its design lets it)",
+    "cut": "the consumer can no longer reach the coordinator (or ZooKeeper), but still reaches "
+           "the brokers that hold its partitions, for duration_ms",
+    "coordinator": "the coordinator fails: the central coordinator's broker dies, today's "
+                   "group coordinator's broker dies (leadership moves), ZooKeeper is "
+                   "unreachable for duration_ms in the ZooKeeper design",
+    "slow": "the consumer's processing (and so its stop / revoke) takes duration_ms per batch "
+            "from now on",
+}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault at a virtual instant. `target` names a consumer (none for `coordinator`);
+    `duration_ms` is needed by pause, cut, slow and (for ZooKeeper) coordinator."""
+
+    at_ms: int
+    kind: str
+    target: str | None = None
+    duration_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"fault kind {self.kind!r} is not one of {', '.join(FAULT_KINDS)}")
+        if not isinstance(self.at_ms, int) or isinstance(self.at_ms, bool) or self.at_ms < 0:
+            raise ValueError(f"at_ms is a whole number of milliseconds >= 0, got {self.at_ms!r}")
+        if self.kind != "coordinator" and not self.target:
+            raise ValueError(f"a {self.kind} fault names its consumer (target=...)")
+        if self.kind in ("pause", "cut", "slow") and not (
+                isinstance(self.duration_ms, int) and self.duration_ms > 0):
+            raise ValueError(f"a {self.kind} fault needs duration_ms > 0, got "
+                             f"{self.duration_ms!r}")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One description every design runs: the groups and their consumers (all started at 0),
+    the topics, a fault schedule, how long to run, and per-design settings (by design name,
+    each design's own keys, e.g. {"zookeeper": {"zookeeper.session.timeout.ms": 6000}})."""
+
+    name: str
+    consumers: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: {"group-1": ("consumer-1", "consumer-2", "consumer-3")})
+    topics: Mapping[str, int] = field(default_factory=lambda: {"t": 6})
+    faults: tuple[Fault, ...] = ()
+    run_ms: int = 60_000
+    seed: int = 0
+    produce_rate_per_s: int = 100
+    settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    description: str = ""
+
+
+def end_offset(now_ms: int, produce_rate_per_s: int) -> int:
+    """The log end offset of every data partition at `now_ms` (as `Cluster.end_offset`)."""
+    return now_ms * produce_rate_per_s // 1000
+
+
+class ProcessedLedger:
+    """Which offsets of which partition each consumer processed, to count duplicates.
+
+    A design calls `processed(consumer, partition, start, end)` whenever a consumer hands
+    records [start, end) to the application. Ranges are kept merged per partition, so the
+    ledger stays small however long the run."""
+
+    def __init__(self) -> None:
+        self._done: dict[Partition, list[list[int]]] = {}   # merged [start, end) ranges
+        self.duplicates = 0                                  # records processed again
+        self.by_consumer: dict[str, int] = {}                # duplicates each one processed
+        self.records = 0
+
+    def processed(self, consumer: str, partition: Partition, start: int, end: int) -> int:
+        """Record [start, end) as processed by `consumer`; returns how many were repeats."""
+        if end <= start:
+            return 0
+        self.records += end - start
+        ranges = self._done.setdefault(partition, [])
+        overlap = 0
+        for lo, hi in ranges:
+            a, b = max(lo, start), min(hi, end)
+            if a < b:
+                overlap += b - a
+        merged: list[list[int]] = []
+        lo, hi = start, end
+        for r in ranges:
+            if r[1] < lo or r[0] > hi:
+                merged.append(r)
+            else:
+                lo, hi = min(lo, r[0]), max(hi, r[1])
+        merged.append([lo, hi])
+        merged.sort()
+        self._done[partition] = merged
+        if overlap:
+            self.duplicates += overlap
+            self.by_consumer[consumer] = self.by_consumer.get(consumer, 0) + overlap
+        return overlap
+
+
+@runtime_checkable
+class Design(Protocol):
+    """A coordination design built for one scenario (see `eras.compare.build`)."""
+
+    name: str          # "zookeeper", "central", "classic"
+    title: str         # for tables: "ZooKeeper consumer (0.8.2)"
+    scheduler: Scheduler
+    trace: Trace
+    ledger: ProcessedLedger
+
+    def add_consumer(self, name: str, group_id: str, topics: tuple[str, ...]) -> None:
+        """Start a consumer now (at virtual time `scheduler.now`)."""
+
+    def apply(self, fault: Fault) -> None:
+        """Apply one fault now; every kind of `FAULT_KINDS` must be accepted."""
+
+    def fetching(self, group_id: str) -> dict[Partition, frozenset[str]]:
+        """For each partition of the group's topics: the consumers that would hand records
+        of it to the application right now (fetching, or holding fetched records). Every
+        partition appears, with an empty set when nobody consumes it."""
+
+    def settled(self, group_id: str) -> bool:
+        """The group's coordination is at rest: every live member agrees on one assignment
+        that covers every partition once, and no rebalance is running or pending."""
+
+    def coordination_messages(self) -> int:
+        """Requests and replies exchanged with the coordinator (or ZooKeeper) so far."""
+
+    def rebalance_rounds(self, group_id: str) -> int:
+        """Rebalance rounds begun for the group so far (a ZooKeeper rebalance attempt of one
+        consumer counts once per consumer attempt; a central attempt once; a classic
+        generation's PreparingRebalance once)."""
+
+    def log_lines(self, level: str = "INFO") -> list[str]:
+        """The log lines the run wrote, in that era's style."""
