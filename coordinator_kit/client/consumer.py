@@ -212,6 +212,9 @@ class Consumer:
         self.positions: dict[TopicPartition, int] = {}
         self.committed: dict[TopicPartition, int] = {}
         self.consumed = 0
+        # called with (tp, start, end) when records [start, end) reach the application (set by
+        # views that count what was processed twice, e.g. `eras.classic`); None: nobody asks
+        self.on_records: Callable[[TopicPartition, int, int], None] | None = None
         # timers (virtual ms)
         self.last_poll = 0
         self.last_heartbeat_sent = 0
@@ -440,6 +443,8 @@ class Consumer:
                                     take = budget
                                 positions[tp] = pos + take
                                 self.consumed += take
+                                if self.on_records is not None:
+                                    self.on_records(tp, pos, pos + take)
                 else:
                     self._consume()
             else:
@@ -481,6 +486,8 @@ class Consumer:
             if take > 0:
                 self.positions[tp] = pos + take
                 self.consumed += take
+                if self.on_records is not None:
+                    self.on_records(tp, pos, pos + take)
                 budget -= take
             if budget <= 0:
                 break

@@ -32,7 +32,7 @@ FAULT_KINDS: dict[str, str] = {
              "expires after the session timeout, it never comes back",
     "pause": "the consumer process freezes for duration_ms (a long GC pause, SIGSTOP): no thread "
              "runs; buffered records are processed when it wakes",
-    "join": "a new consumer starts and joins the group",
+    "join": "a new consumer starts and joins the scenario's first group",
     "leave": "the consumer shuts down cleanly (it says goodbye where its design lets it)",
     "cut": "the consumer can no longer reach the coordinator (or ZooKeeper), but still reaches "
            "the brokers that hold its partitions, for duration_ms",
@@ -94,11 +94,14 @@ class ProcessedLedger:
     """Which offsets of which partition each consumer processed, to count duplicates.
 
     A design calls `processed(consumer, partition, start, end)` whenever a consumer hands
-    records [start, end) to the application. Ranges are kept merged per partition, so the
-    ledger stays small however long the run."""
+    records [start, end) to the application. Two groups reading the same partition is not a
+    duplicate: `groups` maps each consumer to its group (`eras.compare` fills it from the
+    scenario; a consumer not in it counts in group ""). Ranges are kept merged per group and
+    partition, so the ledger stays small however long the run."""
 
     def __init__(self) -> None:
-        self._done: dict[Partition, list[list[int]]] = {}   # merged [start, end) ranges
+        self.groups: dict[str, str] = {}
+        self._done: dict[tuple[str, Partition], list[list[int]]] = {}   # merged [start, end)
         self.duplicates = 0                                  # records processed again
         self.by_consumer: dict[str, int] = {}                # duplicates each one processed
         self.records = 0
@@ -108,7 +111,8 @@ class ProcessedLedger:
         if end <= start:
             return 0
         self.records += end - start
-        ranges = self._done.setdefault(partition, [])
+        key = (self.groups.get(consumer, ""), partition)
+        ranges = self._done.setdefault(key, [])
         overlap = 0
         for lo, hi in ranges:
             a, b = max(lo, start), min(hi, end)
@@ -123,7 +127,7 @@ class ProcessedLedger:
                 lo, hi = min(lo, r[0]), max(hi, r[1])
         merged.append([lo, hi])
         merged.sort()
-        self._done[partition] = merged
+        self._done[key] = merged
         if overlap:
             self.duplicates += overlap
             self.by_consumer[consumer] = self.by_consumer.get(consumer, 0) + overlap

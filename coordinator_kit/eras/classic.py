@@ -1,0 +1,209 @@
+"""Today's group coordinator (the kit's `Cluster`, classic protocol) seen as an `eras.api.Design`.
+
+Nothing here changes how the cluster behaves: the adapter only reads it. What it reads:
+
+- who consumes a partition: a live consumer hands a partition's records to the application
+  when it owns it and `Consumer._consume` would take from it (eager: only while STABLE and no
+  rejoin is asked for; cooperative: what it still owns during a rebalance, until UNJOINED).
+  A paused consumer counts: it holds its assignment and consumes on waking until the
+  coordinator tells it otherwise, as a Java consumer does (`ConsumerCoordinator.poll`);
+- processed records: `Consumer.on_records` feeds the ledger;
+- messages: every request the consumers send to a coordinator (`Network.send`, and
+  FindCoordinator), counted with its answer (two messages per answered request);
+- rebalance rounds: the coordinator's `rebalance_started` events for the group
+  (`ClassicGroup` entering PreparingRebalance).
+
+Faults map onto the cluster's own: crash, pause, leave, slow (`Cluster.slow_poll`), cut
+(`Cluster.cut_off`, healed after `duration_ms`), join (`Cluster.add_consumer`), and
+coordinator: every `__consumer_offsets` partition the group's coordinator leads moves to another
+in-sync replica (`Cluster.move_coordinator`), as when its broker dies; the broker itself stays
+up in the kit (its dropped connections are not modelled).
+
+Settings (`Scenario.settings["classic"]`) are Kafka's keys: consumer keys
+(`session.timeout.ms`, `partition.assignment.strategy`, ...) go to every consumer, group
+coordinator keys (`group.initial.rebalance.delay.ms`, ...) to the brokers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..client.config import _KEYS as CONSUMER_KEYS
+from ..client.consumer import Consumer
+from ..client.member import MemberState
+from ..cluster import Cluster
+from ..group.config import _KEYS as GROUP_KEYS
+from ..kafka_config import fields_from_properties
+from ..trace import TraceEvent
+from .api import Fault, Partition, ProcessedLedger, Scenario
+
+__all__ = ["ClassicDesign", "build"]
+
+_STABLE, _UNJOINED = MemberState.STABLE, MemberState.UNJOINED
+
+
+def _split_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Kafka keys -> (ConsumerConfig fields, group coordinator properties); others refused."""
+    if not isinstance(settings, Mapping):
+        raise TypeError(f"the classic design's settings are a mapping of Kafka key to value, "
+                        f"e.g. {{'session.timeout.ms': 6000}}, got {settings!r}")
+    consumer, group = {}, {}
+    for key, value in settings.items():
+        if key in GROUP_KEYS:
+            group[key] = value
+        elif key in CONSUMER_KEYS and key not in ("group.id", "client.id"):
+            consumer[key] = value
+        else:
+            known = sorted(set(CONSUMER_KEYS) - {"group.id", "client.id"} | set(GROUP_KEYS))
+            raise ValueError(f"unknown setting {key!r} for the classic design; known: "
+                             f"{', '.join(known)}")
+    fields = fields_from_properties(consumer, CONSUMER_KEYS, "consumer")
+    return fields, group
+
+
+class ClassicDesign:
+    """A `Cluster` with one or more groups of classic consumers, read as an `eras.api.Design`."""
+
+    name = "classic"
+    title = "Group coordinator (0.9+, classic)"
+
+    def __init__(self, topics: Mapping[str, int], *, seed: int = 0, produce_rate_per_s: int = 100,
+                 settings: Mapping[str, Any] | None = None) -> None:
+        consumer_fields, group_props = _split_settings(settings or {})
+        self.cluster = Cluster(topics=dict(topics), seed=seed, produce_rate_per_s=produce_rate_per_s,
+                               group_config=group_props or None,
+                               consumer_defaults=consumer_fields)
+        self.scheduler = self.cluster.scheduler
+        self.trace = self.cluster.trace
+        self.ledger = ProcessedLedger()
+        self._groups: dict[str, list[str]] = {}
+        self._topics: dict[str, tuple[str, ...]] = {}
+        self._messages = 0
+        self._rounds: dict[str, int] = {}
+        self.trace.subscribe(self._on_event)
+        network = self.cluster.network
+        send, find = network.send, network.find_coordinator
+
+        def counted_send(client: Consumer, broker: int | None, api: str, call: Any,
+                         on_response: Any, **kwargs: Any) -> None:
+            self._messages += 1
+
+            def answered(response: Any, error: Any) -> None:
+                if error is None:
+                    self._messages += 1
+                on_response(response, error)
+            send(client, broker, api, call, answered, **kwargs)
+
+        def counted_find(client: Consumer, group_id: str, on_result: Any) -> None:
+            self._messages += 1
+
+            def answered(broker: int | None, error: Any) -> None:
+                if error is None:
+                    self._messages += 1
+                on_result(broker, error)
+            find(client, group_id, answered)
+
+        network.send = counted_send            # type: ignore[method-assign]
+        network.find_coordinator = counted_find  # type: ignore[method-assign]
+
+    def _on_event(self, event: TraceEvent) -> None:
+        if event.kind == "rebalance_started":
+            group = event.fields.get("group")
+            self._rounds[group] = self._rounds.get(group, 0) + 1
+
+    # -- the Design contract -------------------------------------------------------------------
+
+    def add_consumer(self, name: str, group_id: str = "group-1",
+                     topics: tuple[str, ...] = ("t",)) -> None:
+        consumer = self.cluster.add_consumer(name, group_id, tuple(topics))
+        ledger = self.ledger
+
+        def on_records(tp: Any, start: int, end: int) -> None:
+            ledger.processed(name, (tp.topic, tp.partition), start, end)
+        consumer.on_records = on_records
+        self._groups.setdefault(group_id, []).append(name)
+        self._topics[group_id] = tuple(sorted(set(self._topics.get(group_id, ())) | set(topics)))
+
+    def apply(self, fault: Fault) -> None:
+        c, who = self.cluster, fault.target
+        if fault.kind == "crash":
+            c.crash(who)
+        elif fault.kind == "pause":
+            c.pause(who, fault.duration_ms)
+        elif fault.kind == "leave":
+            c.leave(who)
+        elif fault.kind == "slow":
+            c.slow_poll(who, fault.duration_ms)
+        elif fault.kind == "join":
+            group = next((g for g, names in self._groups.items()), "group-1")
+            self.add_consumer(who, group, self._topics.get(group, tuple(c.topics)))
+        elif fault.kind == "cut":
+            c.cut_off(who, True)
+            self.scheduler.call_later(fault.duration_ms, self._heal, who, name=f"heal {who}")
+        elif fault.kind == "coordinator":
+            group = next(iter(self._groups), "group-1")
+            dead = c.coordinator_for(group)
+            for tp, p in sorted(c.partitions.items()):
+                if p.leader_id == dead and len(p.isr) > 1:
+                    c.move_coordinator(tp.partition)
+        else:  # pragma: no cover - Fault refuses other kinds
+            raise ValueError(fault.kind)
+
+    def _heal(self, name: str) -> None:
+        consumer = self.cluster.consumers[name]
+        if not consumer.crashed and not consumer.closed:
+            self.cluster.cut_off(name, False)
+
+    def _members(self, group_id: str) -> list[Consumer]:
+        return [self.cluster.consumers[n] for n in self._groups.get(group_id, ())
+                if not self.cluster.consumers[n].crashed and not self.cluster.consumers[n].closed]
+
+    def _partitions(self, group_id: str) -> list[Partition]:
+        return [(t, p) for t in self._topics.get(group_id, ()) for p in range(self.cluster.topics[t])]
+
+    def fetching(self, group_id: str = "group-1") -> dict[Partition, frozenset[str]]:
+        holders: dict[Partition, set[str]] = {tp: set() for tp in self._partitions(group_id)}
+        for consumer in self._members(group_id):
+            state = consumer.state
+            if (state is not _STABLE or consumer.rejoin_needed) and (
+                    consumer.protocol.name != "COOPERATIVE" or state is _UNJOINED):
+                continue  # Consumer._consume takes nothing now
+            for tp in consumer.owned:
+                holders.setdefault((tp.topic, tp.partition), set()).add(consumer.name)
+        return {tp: frozenset(names) for tp, names in sorted(holders.items())}
+
+    def settled(self, group_id: str = "group-1") -> bool:
+        members = self._members(group_id)
+        group = self.cluster.group(group_id)
+        if group["state"] != "Stable" or not members:
+            return False
+        if sorted(group["members"]) != sorted(m.member_id for m in members):
+            return False
+        owned: list[Partition] = []
+        for m in members:
+            if m.state is not _STABLE or m.rejoin_needed or m.generation.generation_id != \
+                    group["generation"]:
+                return False
+            owned += [(tp.topic, tp.partition) for tp in m.owned]
+        return sorted(owned) == sorted(self._partitions(group_id))
+
+    def coordination_messages(self) -> int:
+        return self._messages
+
+    def rebalance_rounds(self, group_id: str = "group-1") -> int:
+        return self._rounds.get(group_id, 0)
+
+    def log_lines(self, level: str = "INFO") -> list[str]:
+        return self.cluster.log_lines(level)
+
+
+def build(scenario: Scenario) -> ClassicDesign:
+    """The classic design for `scenario`, its consumers started at time 0."""
+    design = ClassicDesign(scenario.topics, seed=scenario.seed,
+                           produce_rate_per_s=scenario.produce_rate_per_s,
+                           settings=scenario.settings.get("classic", {}))
+    for group_id, names in scenario.consumers.items():
+        for name in names:
+            design.add_consumer(name, group_id, tuple(scenario.topics))
+    return design
