@@ -185,3 +185,19 @@ def test_every_named_scenario_runs_under_the_classic_design():
     assert compare(scenario("many-groups"), ["classic"])["classic"].duplicates == 0
     with pytest.raises(ValueError, match="no scenario 'gc'"):
         scenario("gc")
+
+
+def test_the_ownership_lanes_draw_what_the_table_counts_and_the_same_bytes_twice():
+    from coordinator_kit.eras.scenarios import scenario
+    from coordinator_kit.viz.ownership import owner_segments, ownership_lanes
+    from coordinator_kit.viz.plots import figure_svg
+
+    c = compare(scenario("long-pause"), ["classic"])
+    m = c["classic"]
+    spans = owner_segments(m, "group-1", c.scenario.run_ms)
+    doubled = sum(min(b, c.scenario.run_ms) - max(a, 30_000)
+                  for segs in spans.values() for a, b, who in segs if len(who) > 1)
+    assert doubled == m.double_ms > 0
+    svg = figure_svg(ownership_lanes(c))
+    assert "consumer-2 pauses" in svg and "t-5" in svg and "two or more" in svg
+    assert svg == figure_svg(ownership_lanes(compare(scenario("long-pause"), ["classic"])))
