@@ -58,7 +58,8 @@ def check_config_int(key: str, value: Any, *, at_least: int, bits: int = 32) -> 
     """A Kafka INT (32 bits), LONG (64) or SHORT (16) config with `Range.atLeast(at_least)`."""
     if isinstance(value, bool) or not isinstance(value, int):
         hint = ""
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        if isinstance(value, str) and value.strip().lstrip("-").isdecimal() \
+                and value.strip().isascii():
             hint = f" (write {int(value)}, not {value!r})"
         raise config_error(key, value, f"Expected value to be a {bits}-bit integer at least "
                                        f"{at_least}, but it was {_kind(value)}{hint}")

@@ -184,7 +184,7 @@ class NextGeneration(Question):
 
     def judge(self, answer: Any, truth: TraceEvent | None, cluster: Cluster) -> Feedback:
         name = f"Next generation of {self.group}"
-        if isinstance(answer, str) and answer.strip().isdigit():
+        if isinstance(answer, str) and answer.strip().isdecimal():
             answer = int(answer.strip())
         if isinstance(answer, bool) or not isinstance(answer, int):
             return Feedback(name, "unanswered", "Answer with a generation number.")

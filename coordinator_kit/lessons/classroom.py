@@ -574,7 +574,7 @@ def _partition(value: Any) -> TopicPartition:
         return value
     if isinstance(value, str) and "-" in value:
         topic, _, number = value.strip().rpartition("-")
-        if number.isdigit() and topic:
+        if number.isdecimal() and topic:
             return TopicPartition(topic, int(number))
     if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], str) \
             and _is_int(value[1]):

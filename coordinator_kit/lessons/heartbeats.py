@@ -670,7 +670,7 @@ def _as_ms(answer: Any) -> int | None:
         return int(answer)
     if isinstance(answer, str):
         text = answer.strip().strip("[]")
-        if text.isdigit():
+        if text.isdecimal():
             return int(text)
         m = _CLOCK.match(text)
         if m:
