@@ -107,8 +107,10 @@ class CentralConsumer:
             self.network.close_by_consumer(self.conn)
         if self._silence is not None:
             self._silence.cancel()
-        self._move(S.CLOSED)
         self.closed = True
+        self.design.trace.record("central_consumer_closed", self.name, "DEBUG",
+                                 {"group": self.group, "state": self.state.value,
+                                  "reason": reason})
         self._inbox.clear()
 
     def _move(self, state: ConsumerState) -> None:

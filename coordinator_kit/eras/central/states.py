@@ -1,7 +1,8 @@
 """The two state machines of the centralised coordinator draft, as data.
 
 A group's phase lives on the coordinator (STABLE, STOPPING, STARTING, BACKOFF,
-REBALANCE_FAILED); a consumer's state lives in the consumer (DISCOVERING ... FETCHING). The
+REBALANCE_FAILED); a consumer's state lives in the consumer (DISCOVERING ... FETCHING; a crash or a shutdown ends
+the process in whatever state it is, as the draft's protocol page has no state for it). The
 draft describes both in prose (Apache wiki "Central Consumer Coordination" and "Kafka 0.9
 consumer protocol"); the rule numbers in the trigger labels (C1-C18) are those of
 docs/eras-central.md. The code calls `check` on every move, and `diagrams/` is drawn from
@@ -35,7 +36,6 @@ class ConsumerState(Enum):
     FETCHING = "FETCHING"
     STOPPED = "STOPPED"
     LOST = "LOST"
-    CLOSED = "CLOSED"
 
     def __str__(self) -> str:
         return self.value
@@ -66,39 +66,34 @@ GROUP_PHASES: StateTable[GroupPhase] = StateTable(
     initial=_S,
 )
 
-_D, _R, _I, _FE, _SO, _L, _C = (ConsumerState.DISCOVERING, ConsumerState.REGISTERING,
-                                ConsumerState.IDLE, ConsumerState.FETCHING,
-                                ConsumerState.STOPPED, ConsumerState.LOST, ConsumerState.CLOSED)
+_D, _R, _I, _FE, _SO, _L = (ConsumerState.DISCOVERING, ConsumerState.REGISTERING,
+                             ConsumerState.IDLE, ConsumerState.FETCHING, ConsumerState.STOPPED,
+                             ConsumerState.LOST)
 
 CONSUMER_STATES: StateTable[ConsumerState] = StateTable(
     "CentralConsumer",
     ConsumerState,
     valid_previous={_D: (_R, _L), _R: (_D,), _I: (_R, _SO, _FE, _I),
                     _FE: (_SO, _I, _FE), _SO: (_I, _FE, _SO),
-                    _L: (_R, _I, _FE, _SO), _C: (_D, _R, _I, _FE, _SO)},
+                    _L: (_R, _I, _FE, _SO)},
     triggers={
-        (_R, _D): "REJECT, or the broker is unreachable",
-        (_L, _D): "fetchers closed: rediscover",
-        (_D, _R): "coordinator id known: RegisterConsumer",
+        (_R, _D): "REJECT or unreachable",
+        (_L, _D): "rediscover",
+        (_D, _R): "coordinator known: RegisterConsumer",
         (_R, _I): "CONFIRM",
-        (_SO, _I): "StartFetcher, nothing assigned",
-        (_FE, _I): "StartFetcher, nothing assigned (stop then apply)",
-        (_I, _I): "StartFetcher, nothing assigned",
+        (_SO, _I): "StartFetcher, none",
+        (_FE, _I): "StartFetcher, none (stop, apply)",
+        (_I, _I): "StartFetcher, none",
         (_SO, _FE): "StartFetcher with partitions",
         (_I, _FE): "StartFetcher with partitions",
-        (_FE, _FE): "StartFetcher while fetching (stop then apply)",
+        (_FE, _FE): "StartFetcher (stop, apply)",
         (_I, _SO): "StopFetcher answered",
         (_FE, _SO): "StopFetcher answered",
-        (_SO, _SO): "StopFetcher answered (next attempt)",
+        (_SO, _SO): "StopFetcher (next attempt)",
         (_R, _L): "socket closed",
-        (_I, _L): "silence expired or socket closed",
-        (_FE, _L): "silence expired or socket closed",
-        (_SO, _L): "silence expired or socket closed",
-        (_D, _C): "crash or shutdown",
-        (_R, _C): "crash or shutdown",
-        (_I, _C): "crash or shutdown",
-        (_FE, _C): "crash or shutdown",
-        (_SO, _C): "crash or shutdown",
+        (_I, _L): "silence or socket closed",
+        (_FE, _L): "silence or socket closed",
+        (_SO, _L): "silence or socket closed",
     },
     initial=_D,
 )
