@@ -366,10 +366,12 @@ class Coordinator:
                 or not self._tag_ok(group, msg):
             return
         for tp, offset in msg["offsets"].items():
+            # what it last started (it keeps `owned` until its next StartFetcher reply, so a
+            # retry still takes its offsets); untagged, a late reply may speak for another
+            # attempt's partitions and is believed (the draft's ambiguity)
             if tp in m.owned or not self.config.tag_rebalance_messages:
                 group.collected_offsets[tp] = offset
                 m.last_reported_offsets[tp] = offset
-        m.owned = set()
         group.awaiting.discard(m.consumer_id)
         if not group.awaiting:
             self._assign(group)
