@@ -140,7 +140,7 @@ class CentralConsumer:
         if self.conn is not None and self.state in _REGISTERED + (S.REGISTERING,):
             if self.conn.id in self._closed_while_paused:
                 self._lost("socket closed")
-            elif self.state in _REGISTERED and self._silence_overdue():
+            elif self._silence_overdue():
                 self._lost(f"no request from the coordinator for "
                            f"{self.scheduler.now - self.last_request_ms} ms")
         self._closed_while_paused.clear()
@@ -148,7 +148,7 @@ class CentralConsumer:
         for conn, what, payload in inbox:
             if not self.closed and not self.paused:
                 self._handle(conn, what, payload)
-        if not self.closed and self.state in _REGISTERED:
+        if not self.closed and self.state in _REGISTERED + (S.REGISTERING,):
             self._arm_silence(self.config.session_timeout_ms
                               - (self.scheduler.now - self.last_request_ms))
         if not self.closed and not self._poll_timer.pending:
@@ -178,6 +178,7 @@ class CentralConsumer:
         for tp, start, end in batch:
             self.design.ledger.processed(self.name, tp, start, end)
             self.processed += end - start
+            self.design.processed_by[self.name] += end - start
             self.consumed[tp] = end
         if self.slow_ms:
             self.busy_until = self.scheduler.now + self.slow_ms
@@ -250,11 +251,15 @@ class CentralConsumer:
             "group": self.group, "consumer": self.name, "topics": self.topics,
             "session_timeout_ms": self.config.session_timeout_ms,
             "auto_commit": self.config.auto_commit_enable}))
+        # [kit choice] no answer to the registration within a session timeout counts as silence
+        self._heard_from_coordinator()
 
     def _back_to_discovery(self) -> None:
         if self.conn is not None:
             self.network.close_by_consumer(self.conn)
             self.conn = None
+        if self._silence is not None:
+            self._silence.cancel()
         self._move(S.DISCOVERING)
         self._tries = 0
         self.scheduler.call_later(self.config.rediscovery_backoff_ms, self._discover,
@@ -350,7 +355,7 @@ class CentralConsumer:
         return self.scheduler.now - self.last_request_ms >= self.config.session_timeout_ms
 
     def _silence_fired(self) -> None:
-        if self.closed or self.paused or self.state not in _REGISTERED:
+        if self.closed or self.paused or self.state not in _REGISTERED + (S.REGISTERING,):
             return                                   # a paused process checks on wake
         if self._silence_overdue():
             self._lost(f"no request from the coordinator for "

@@ -182,9 +182,9 @@ class Coordinator:
             reason = f"consumer id {cid} is held by a live member"
         if reason is not None:                                          # C2
             self.log.log("CC-REJECTED", member=cid, group=g, reason=reason)
-            self.network.close_by_broker(conn)
             self.network.send_to_consumer(conn, Message("RegisterConsumerResponse",
                                                         {"ok": False, "reason": reason}))
+            self.network.close_by_broker(conn)
             return
         group = self.groups.get(g)                                      # C1
         if group is None:

@@ -60,6 +60,7 @@ class CentralDesign:
         self.consumers: dict[str, CentralConsumer] = {}
         self.members_of: dict[str, list[str]] = {}
         self._rounds: Counter[str] = Counter()
+        self.processed_by: Counter[str] = Counter()     # records handed over, per consumer name
         for b in self.brokers.values():
             self._start_broker(b)
 

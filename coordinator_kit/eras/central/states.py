@@ -90,7 +90,7 @@ CONSUMER_STATES: StateTable[ConsumerState] = StateTable(
         (_I, _SO): "StopFetcher answered",
         (_FE, _SO): "StopFetcher answered",
         (_SO, _SO): "StopFetcher (next attempt)",
-        (_R, _L): "socket closed",
+        (_R, _L): "socket closed or no answer",
         (_I, _L): "silence or socket closed",
         (_FE, _L): "silence or socket closed",
         (_SO, _L): "silence or socket closed",
