@@ -112,6 +112,8 @@ class Network:
                 ) -> Connection:
         """Open a socket to `broker_id` and send RegisterConsumer on it."""
         conn = Connection(next(self._ids), consumer, broker_id)
+        if len(self.connections) > 256:          # forget sockets closed at both ends
+            self.connections = [c for c in self.connections if c.consumer_open or c.broker_open]
         self.connections.append(conn)
         self.messages += 1
         self._later(self._connect_arrives, conn, register)
