@@ -439,6 +439,21 @@ def test_c17_failover_election_waits_for_the_dead_coordinators_session():
     assert d.group(G).generation == 2 and d.rebalance_rounds(G) == 2 and d.settled(G)
 
 
+def test_failover_stops_every_group_and_every_consumer_registers_again():
+    """One coordinator for all groups: its broker's death stops both groups at once."""
+    d = CentralDesign({"t": 4, "u": 2})
+    for name, group, topics in (("a-1", "a", ("t",)), ("a-2", "a", ("t",)),
+                                ("b-1", "b", ("t", "u"))):
+        d.add_consumer(name, group, topics)
+    at(d, 20_000, Fault(20_000, "coordinator"))
+    at(d, 20_010)
+    assert all(not v for g in ("a", "b") for v in d.fetching(g).values())
+    at(d, 40_000)
+    again = {e.fields["member"] for e in events(d, "CC-REGISTERED") if e.ts > 20_000}
+    assert again == {"a-1", "a-2", "b-1"}
+    assert d.settled("a") and d.settled("b") and d.coordinator.broker_id == 1
+
+
 def test_a_restarted_broker_joins_the_election_again():
     d = design({"brokers": 1})
     at(d, 10_000, Fault(10_000, "coordinator", duration_ms=2_000))

@@ -1,7 +1,8 @@
 """The catalogue of Kafka log-message templates the kit writes (and the parser will read).
 
 Each template is Kafka's own wording (from the Java sources named in the comments, at the commit
-named on docs/kafka-classes.md), the logger Kafka uses, the level, the `LogContext` prefix shape,
+named on docs/kafka-classes.md; the one exception, `_CENTRAL_ENTRIES`, is worded by the kit
+because the design it logs never shipped: docs/eras-central.md), the logger Kafka uses, the level, the `LogContext` prefix shape,
 and the *event* the line stands for. The same entries drive the writer (`Trace.log`) and, later,
 the Spark parser, so every line the kit writes is recognised by construction.
 

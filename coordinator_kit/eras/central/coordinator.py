@@ -435,13 +435,14 @@ class Coordinator:
                 or not group.awaiting:
             return
         late = sorted(group.awaiting)                                   # C13
-        self.log.log("CC-TIMEOUT", attempt=group.attempt, group=group.group_id,
-                     ms=self._reply_timeout(group), members=",".join(late))
+        timeout = self._reply_timeout(group)
+        request = "StopFetcher" if phase is GroupPhase.STOPPING else "StartFetcher"
+        self.log.log("CC-TIMEOUT", attempt=group.attempt, group=group.group_id, ms=timeout,
+                     members=",".join(late))
         for cid in late:
             m = group.members.get(cid)
             if m is not None:
-                self.fail(m, f"no reply to {'StopFetcher' if phase is GroupPhase.STOPPING else 'StartFetcher'}"
-                             f" within {self._reply_timeout(group)} ms", from_timer=True)
+                self.fail(m, f"no reply to {request} within {timeout} ms", from_timer=True)
         self._retry_or_give_up(group, self.config.rebalance_backoff_ms)
 
     def _retry_or_give_up(self, group: Group, backoff_ms: int) -> None:

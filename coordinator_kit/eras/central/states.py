@@ -1,8 +1,9 @@
 """The two state machines of the centralised coordinator draft, as data.
 
 A group's phase lives on the coordinator (STABLE, STOPPING, STARTING, BACKOFF,
-REBALANCE_FAILED); a consumer's state lives in the consumer (DISCOVERING ... FETCHING; a crash or a shutdown ends
-the process in whatever state it is, as the draft's protocol page has no state for it). The
+REBALANCE_FAILED); a consumer's state lives in the consumer (DISCOVERING ... FETCHING; a crash
+or a shutdown ends the process in whatever state it is, as the draft's protocol page has no
+state for it). The
 draft describes both in prose (Apache wiki "Central Consumer Coordination" and "Kafka 0.9
 consumer protocol"); the rule numbers in the trigger labels (C1-C18) are those of
 docs/eras-central.md. The code calls `check` on every move, and `diagrams/` is drawn from
