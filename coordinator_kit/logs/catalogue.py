@@ -1,7 +1,8 @@
 """The catalogue of Kafka log-message templates the kit writes (and the parser will read).
 
 Each template is Kafka's own wording (from the Java sources named in the comments, at the commit
-named on docs/kafka-classes.md), the logger Kafka uses, the level, the `LogContext` prefix shape,
+named on docs/kafka-classes.md; the one exception, `_CENTRAL_ENTRIES`, is worded by the kit
+because the design it logs never shipped: docs/eras-central.md), the logger Kafka uses, the level, the `LogContext` prefix shape,
 and the *event* the line stands for. The same entries drive the writer (`Trace.log`) and, later,
 the Spark parser, so every line the kit writes is recognised by construction.
 
@@ -477,8 +478,107 @@ _KAFKA_PYTHON_ENTRIES = [
        "Auto offset commit failed for group {group}: {error}"),
 ]
 
+# The centralised consumer coordinator drafted for Kafka 0.9 (Apache wiki "Central Consumer
+# Coordination", 2012), which never shipped: no release ever wrote these lines. The wording is
+# INVENTED by the kit, in the style of Kafka 0.8's broker and consumer logs (a "[Name id]: "
+# prefix as 0.8's KafkaController and 0.9's GroupCoordinator use), so that a run of
+# `eras.central` reads like a log; docs/eras-central.md says so too. Loggers and prefixes are
+# invented likewise.
+LOGGERS.update({
+    "central_coordinator": "kafka.server.ConsumerCoordinator",
+    "central_consumer": "kafka.consumer.CentralConsumerConnector",
+})
+PREFIXES.update({
+    "central_coordinator": "[ConsumerCoordinator {broker}]: ",
+    "central_consumer": "[CentralConsumer clientId={client}, groupId={group}] ",
+})
+
+
+def _cc(id: str, event: str, level: str, text: str) -> LogTemplate:
+    return LogTemplate(id, event, LOGGERS["central_coordinator"], level,
+                       PREFIXES["central_coordinator"], text)
+
+
+def _cx(id: str, event: str, level: str, text: str) -> LogTemplate:
+    return LogTemplate(id, event, LOGGERS["central_consumer"], level,
+                       PREFIXES["central_consumer"], text, "client")
+
+
+_CENTRAL_ENTRIES = [
+    # the coordinator (on the elected broker); rule numbers as in docs/eras-central.md
+    _cc("CC-ELECTED", "central_coordinator_elected", "INFO",
+        "Elected as the consumer coordinator; read {groups} groups and {topics} topics from "
+        "ZooKeeper, waiting for consumers to register"),
+    _cc("CC-REGISTERED", "central_consumer_registered", "INFO",
+        "Registered consumer {member} of group {group} with session timeout {session_ms} ms "
+        "and topics {topics}"),
+    _cc("CC-REJECTED", "central_registration_rejected", "WARN",
+        "Rejected registration of consumer {member} of group {group}: {reason}"),
+    _cc("CC-PING", "central_ping_sent", "DEBUG",
+        "Sending ping to consumer {member} of group {group}"),
+    _cc("CC-PING-MISSED", "central_ping_missed", "INFO",
+        "Consumer {member} of group {group} did not answer ping ({missed} of {max_missed} "
+        "missed)"),
+    _cc("CC-FAILED", "central_consumer_failed", "INFO",
+        "Marking consumer {member} of group {group} as failed: {reason}"),
+    _cc("CC-QUEUED", "central_rebalance_queued", "INFO",
+        "Queued rebalance of group {group} (reason: {reason})"),
+    _cc("CC-PENDING", "central_rebalance_pending", "INFO",
+        "Group {group} is rebalancing in state {state}; another rebalance will follow "
+        "(reason: {reason})"),
+    _cc("CC-ATTEMPT", "central_rebalance_attempt", "INFO",
+        "Begin rebalance attempt {attempt} of {max_attempts} for group {group}: sending "
+        "stop-fetcher to {members}"),
+    _cc("CC-EMPTY", "central_group_empty", "INFO",
+        "Group {group} has no live consumers; nothing to assign"),
+    _cc("CC-ASSIGN", "central_assignment_computed", "INFO",
+        "All consumers of group {group} stopped their fetchers; sending start-fetcher with "
+        "assignment {assignment}"),
+    _cc("CC-STABLE", "central_rebalance_completed", "INFO",
+        "Rebalance of group {group} completed with generation {generation}"),
+    _cc("CC-TIMEOUT", "central_rebalance_timeout", "WARN",
+        "Rebalance attempt {attempt} of group {group} timed out after {ms} ms waiting for "
+        "{members}"),
+    _cc("CC-BACKOFF", "central_rebalance_backoff", "INFO",
+        "Retrying rebalance of group {group} after backoff; attempt {attempt} of "
+        "{max_attempts}"),
+    _cc("CC-REBALANCE-FAILED", "central_rebalance_failed", "ERROR",
+        "Rebalance of group {group} failed after {attempts} attempts; its consumers stay "
+        "stopped until the next rebalance"),
+    _cc("CC-FLUSH", "central_offsets_flushed", "DEBUG",
+        "Flushed {count} consumed offsets to ZooKeeper"),
+    _cc("CC-TOPIC", "central_topic_changed", "INFO",
+        "Partition count of topic {topic} changed to {count}; rebalancing groups {groups}"),
+    # the consumer's connector
+    _cx("CX-DISCOVERED", "central_coordinator_discovered", "INFO",
+        "Discovered consumer coordinator {node} through broker {via}"),
+    _cx("CX-NO-COORDINATOR", "central_coordinator_unknown", "INFO",
+        "No consumer coordinator known to broker {via}; retrying in {ms} ms"),
+    _cx("CX-CONNECT-FAILED", "central_connect_failed", "INFO",
+        "Cannot reach broker {node}; rediscovering the coordinator in {ms} ms"),
+    _cx("CX-CONFIRMED", "central_registration_confirmed", "INFO",
+        "Registered with consumer coordinator {node}"),
+    _cx("CX-REJECTED", "central_registration_refused", "WARN",
+        "Registration refused by consumer coordinator {node}: {reason}"),
+    _cx("CX-PING", "central_ping_answered", "DEBUG",
+        "Answering ping with consumed offsets {offsets}"),
+    _cx("CX-STOP", "central_fetchers_stopped", "INFO",
+        "Stopped fetchers and cleared queues on request of the coordinator; consumed offsets "
+        "{offsets}"),
+    _cx("CX-START", "central_fetchers_started", "INFO",
+        "Starting fetchers for {partitions} on request of the coordinator"),
+    _cx("CX-LOST", "central_coordinator_lost", "WARN",
+        "Lost the consumer coordinator {node} ({reason}); closing fetchers and "
+        "rediscovering"),
+    _cx("CX-REBALANCE-FAILED", "central_rebalance_failed_seen", "ERROR",
+        "The consumer coordinator gave up rebalancing group {group}; no partitions until it "
+        "rebalances again"),
+    _cx("CX-SHUTDOWN", "central_consumer_shutdown", "INFO", "Shutting down the connector"),
+]
+
 TEMPLATES: dict[str, LogTemplate] = {}
-for _entry in _ENTRIES + _GROUP_ENTRIES + _CLIENT_ENTRIES + _KAFKA_PYTHON_ENTRIES:
+for _entry in (_ENTRIES + _GROUP_ENTRIES + _CLIENT_ENTRIES + _KAFKA_PYTHON_ENTRIES
+               + _CENTRAL_ENTRIES):
     if _entry.id in TEMPLATES:
         raise ValueError(f"duplicate log template id {_entry.id}")
     TEMPLATES[_entry.id] = _entry

@@ -37,6 +37,8 @@ from enum import Enum
 from typing import Any
 
 from ..client.member import MEMBER_STATES
+from ..eras.central.states import CONSUMER_STATES as CENTRAL_CONSUMER_STATES
+from ..eras.central.states import GROUP_PHASES as CENTRAL_GROUP_PHASES
 from ..group.classic import CLASSIC_GROUP_STATES
 from ..runtime.runtime import CONTEXT_STATES
 from ..states import StateTable
@@ -50,6 +52,8 @@ DIAGRAMS: dict[str, StateTable[Any]] = {
     "coordinator_context": CONTEXT_STATES,
     "classic_group": CLASSIC_GROUP_STATES,
     "consumer_member": MEMBER_STATES,
+    "central_group": CENTRAL_GROUP_PHASES,
+    "central_consumer": CENTRAL_CONSUMER_STATES,
 }
 
 MAX_WIDTH_PX = 940   # widest natural drawing: a JupyterLab output area at 1400 px shows ~968
@@ -82,6 +86,8 @@ LAYOUTS: dict[str, Layout] = {
     "CoordinatorContext": Layout(),
     "ClassicGroup": Layout(),
     "ConsumerMember": Layout(),
+    "CentralGroup": Layout(),
+    "CentralConsumer": Layout(wrap=16),
 }
 
 
