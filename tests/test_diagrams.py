@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from coordinator_kit.client import MEMBER_STATES, MemberState
+from coordinator_kit.eras.zookeeper import CONNECTOR_STATES
 from coordinator_kit.group import CLASSIC_GROUP_STATES, ClassicGroupState
 from coordinator_kit.runtime import CONTEXT_STATES, CoordinatorState
 from coordinator_kit.viz.diagrams import DIAGRAMS, LAYOUTS, dot_quote, to_dot, wrap
@@ -26,7 +27,8 @@ REGENERATE = "run `python -m coordinator_kit diagrams`"
 def test_every_state_table_is_drawn():
     assert DIAGRAMS == {"coordinator_context": CONTEXT_STATES,
                         "classic_group": CLASSIC_GROUP_STATES,
-                        "consumer_member": MEMBER_STATES}
+                        "consumer_member": MEMBER_STATES,
+                        "zookeeper_consumer": CONNECTOR_STATES}
 
 
 @pytest.mark.parametrize("name", sorted(DIAGRAMS))

@@ -37,6 +37,7 @@ from enum import Enum
 from typing import Any
 
 from ..client.member import MEMBER_STATES
+from ..eras.zookeeper.states import CONNECTOR_STATES
 from ..group.classic import CLASSIC_GROUP_STATES
 from ..runtime.runtime import CONTEXT_STATES
 from ..states import StateTable
@@ -50,6 +51,7 @@ DIAGRAMS: dict[str, StateTable[Any]] = {
     "coordinator_context": CONTEXT_STATES,
     "classic_group": CLASSIC_GROUP_STATES,
     "consumer_member": MEMBER_STATES,
+    "zookeeper_consumer": CONNECTOR_STATES,
 }
 
 MAX_WIDTH_PX = 940   # widest natural drawing: a JupyterLab output area at 1400 px shows ~968
@@ -82,6 +84,7 @@ LAYOUTS: dict[str, Layout] = {
     "CoordinatorContext": Layout(),
     "ClassicGroup": Layout(),
     "ConsumerMember": Layout(),
+    "ZookeeperConsumerConnector": Layout(wrap=16, nodesep=0.2),
 }
 
 

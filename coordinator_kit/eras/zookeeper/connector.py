@@ -50,7 +50,6 @@ __all__ = ["ZookeeperConsumerConnector", "PartitionTopicInfo", "Sleep", "owner_p
            "offset_path", "ids_dir"]
 
 _S = ConsumerState
-_GONE = (_S.DEAD, _S.SHUT_DOWN)
 
 
 def ids_dir(group: str) -> str:
@@ -105,7 +104,7 @@ class _Task:
 
     def step(self, value: Any, error: ZkError | None) -> None:
         owner = self.owner
-        if owner.state in _GONE or (owner.shutting_down and not self.shutdown):
+        if owner.gone or (owner.shutting_down and not self.shutdown):
             return
         try:
             item = self.gen.send(value) if error is None else self.gen.throw(error)
@@ -144,6 +143,7 @@ class ZookeeperConsumerConnector:
         self.plain = LogContext(trace, name)
         self.zk = ZkClient(ensemble, self, config.session_timeout_ms, rng, self.plain)
         self.state = _S.CREATED
+        self.dead = False                       # killed: nothing of it runs again
         self.processing_ms = config.processing_ms
         self.topic_registry: dict[Partition, PartitionTopicInfo] = {}
         self.fetcher: dict[Partition, PartitionTopicInfo] | None = None  # None: never started
@@ -162,11 +162,16 @@ class ZookeeperConsumerConnector:
     # -- the process: run, hold while paused, nothing once dead ------------------------------------
 
     @property
+    def gone(self) -> bool:
+        """Killed, or shut down: it takes no further part."""
+        return self.dead or self.state is _S.SHUT_DOWN
+
+    @property
     def paused(self) -> bool:
         return self._paused_until is not None
 
     def run(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self.state is _S.DEAD:
+        if self.dead:
             return
         if self._paused_until is not None:
             self._held.append((fn, args))
@@ -194,8 +199,9 @@ class ZookeeperConsumerConnector:
 
     def crash(self) -> None:
         """kill -9: nothing of this process runs again; its session expires on the server."""
-        self._enter(_S.DEAD)
+        self.dead = True
         self._held = []
+        self.plain.event("zk_consumer_killed", "INFO", consumer=self.consumer_id)
 
     def _enter(self, state: ConsumerState) -> None:
         if state is self.state:
@@ -270,7 +276,7 @@ class ZookeeperConsumerConnector:
     def _kick(self) -> None:
         """Run the next job under the rebalance lock: a queued one, else a triggered rebalance
         (however many watch events set the flag, one `syncedRebalance`)."""
-        if self._busy or self.state in _GONE or self.shutting_down:
+        if self._busy or self.gone or self.shutting_down:
             return
         if self._jobs:
             job = self._jobs.popleft()
@@ -467,7 +473,7 @@ class ZookeeperConsumerConnector:
                 self.on_commit(self, tp, offset)
 
     def _auto_commit_tick(self) -> None:
-        if self.state in _GONE or self.shutting_down:
+        if self.gone or self.shutting_down:
             return
         if not self._committing:
             self._committing = True
@@ -491,7 +497,7 @@ class ZookeeperConsumerConnector:
         return (info.topic, int(info.thread.rsplit("-", 1)[1]))
 
     def _fetch_tick(self) -> None:
-        if self.state in _GONE:
+        if self.gone:
             return
         if self.fetcher:
             cfg = self.config
@@ -505,7 +511,7 @@ class ZookeeperConsumerConnector:
         self.later(self.config.fetch_wait_max_ms, self._fetch_tick)
 
     def _process_tick(self) -> None:
-        if self.state in _GONE:
+        if self.gone:
             return
         for key in sorted(self.queues):
             q = self.queues[key]
@@ -519,7 +525,7 @@ class ZookeeperConsumerConnector:
 
     def fetching(self) -> set[Partition]:
         """Partitions this process would hand to the application: fetched or buffered."""
-        if self.state in _GONE:
+        if self.gone:
             return set()
         out = set(self.fetcher or ())
         for q in self.queues.values():
@@ -533,7 +539,7 @@ class ZookeeperConsumerConnector:
         self.run(self._shutdown)
 
     def _shutdown(self) -> None:
-        if self.state in _GONE or self.shutting_down:
+        if self.gone or self.shutting_down:
             return
         self.shutting_down = True
         began = self.scheduler.now

@@ -38,7 +38,6 @@ from .states import ConsumerState
 __all__ = ["ZookeeperDesign", "build", "BROKERS"]
 
 BROKERS = 3          # /brokers/ids/0..2; every partition has one replica, round robin
-_GONE = (ConsumerState.DEAD, ConsumerState.SHUT_DOWN)
 
 
 class ZookeeperDesign:
@@ -89,7 +88,7 @@ class ZookeeperDesign:
 
     def add_consumer(self, name: str, group_id: str, topics: tuple[str, ...]) -> None:
         old = self.consumers.get(name)
-        if old is not None and old.state not in _GONE:
+        if old is not None and not old.gone:
             raise ValueError(f"consumer {name!r} is already running (state {old.state}); "
                              f"give the new one another name")
         unknown = sorted(set(topics) - set(self.topics))
@@ -125,9 +124,9 @@ class ZookeeperDesign:
         if c is None:
             raise ValueError(f"fault {kind} names consumer {who!r}; the consumers are "
                              f"{', '.join(self.consumers) or 'none'}")
-        if c.state in _GONE:
+        if c.gone:
             self.trace.record("zk_fault_ignored", who or "", "INFO",
-                              {"fault": kind, "state": c.state.value})
+                              {"fault": kind, "state": c.state.value, "dead": c.dead})
             return
         if kind == "crash":
             c.crash()
@@ -155,7 +154,7 @@ class ZookeeperDesign:
         holds now; together they own every partition once. A member that exhausted its
         retries (REBALANCE_FAILED) is not settled: its share has no owner."""
         live = [self.consumers[n] for n in self.groups.get(group_id, ())
-                if self.consumers[n].state not in _GONE]
+                if not self.consumers[n].gone]
         if not live:
             return False
         ens = self.ensemble
@@ -202,7 +201,8 @@ class ZookeeperDesign:
         return sum(1 for e in self.trace.events if e.template_id == "ZC-REBAL-FAILED")
 
     def states(self) -> dict[str, str]:
-        return {n: c.state.value for n, c in self.consumers.items()}
+        """Each consumer's phase (`DEAD` for a killed one, which keeps no phase)."""
+        return {n: "DEAD" if c.dead else c.state.value for n, c in self.consumers.items()}
 
     def run_for(self, ms: int) -> None:
         self.scheduler.run_for(ms)

@@ -22,16 +22,16 @@ class ConsumerState(Enum):
     BACKING_OFF = "BACKING_OFF"          # sleeping rebalance.backoff.ms after a failed attempt
     CONSUMING = "CONSUMING"              # owns its share, fetchers running
     REBALANCE_FAILED = "REBALANCE_FAILED"  # ConsumerRebalanceFailedException: owns nothing
-    SHUT_DOWN = "SHUT_DOWN"              # shutdown(): session closed
-    DEAD = "DEAD"                        # the process was killed
+    SHUT_DOWN = "SHUT_DOWN"              # shutdown() finished: session closed
 
     def __str__(self) -> str:
         return self.value
 
 
-_C, _G, _R, _B, _OK, _F, _S, _D = ConsumerState
-_LIVE = (_C, _G, _R, _B, _OK, _F)
+_C, _G, _R, _B, _OK, _F, _S = ConsumerState
 
+# A killed process (kill -9) has no next phase: the connector keeps its last one and is marked
+# dead (`ZookeeperConsumerConnector.dead`); so the table has no DEAD state.
 CONNECTOR_STATES: StateTable[ConsumerState] = StateTable(
     "ZookeeperConsumerConnector",
     ConsumerState,
@@ -41,26 +41,23 @@ CONNECTOR_STATES: StateTable[ConsumerState] = StateTable(
         _B: (_R,),
         _OK: (_R,),
         _F: (_B,),
-        _S: _LIVE,
-        _D: _LIVE,
+        _S: (_G, _R, _B, _OK, _F),
     },
     triggers={
         (_C, _G): "createMessageStreams: registerConsumerInZK",
-        (_R, _G): "session expired: handleNewSession re-registers",
-        (_B, _G): "session expired: handleNewSession re-registers",
-        (_OK, _G): "session expired: handleNewSession re-registers",
-        (_F, _G): "session expired: handleNewSession re-registers",
+        (_R, _G): "session expired: handleNewSession",
+        (_B, _G): "session expired: handleNewSession",
+        (_OK, _G): "session expired: handleNewSession",
+        (_F, _G): "session expired: handleNewSession",
         (_G, _R): "registered: syncedRebalance try #0",
         (_B, _R): "rebalance.backoff.ms elapsed: next try",
-        (_OK, _R): "watch fired (ids children, topic data): syncedRebalance",
-        (_F, _R): "next watch event: syncedRebalance",
-        (_R, _B): "NodeExists on an owner znode (or a ZooKeeper error)",
-        (_R, _OK): "every owner znode created: fetchers restarted",
-        (_B, _F): "rebalance.max.retries tries failed: ConsumerRebalanceFailedException",
-        (_C, _S): "shutdown()", (_G, _S): "shutdown()", (_R, _S): "shutdown()",
-        (_B, _S): "shutdown()", (_OK, _S): "shutdown()", (_F, _S): "shutdown()",
-        (_C, _D): "process killed", (_G, _D): "process killed", (_R, _D): "process killed",
-        (_B, _D): "process killed", (_OK, _D): "process killed", (_F, _D): "process killed",
+        (_OK, _R): "watch fired: syncedRebalance",
+        (_F, _R): "next watch event",
+        (_R, _B): "NodeExists on an owner znode",
+        (_R, _OK): "every owner znode created",
+        (_B, _F): "rebalance.max.retries tries failed",
+        (_G, _S): "shutdown()", (_R, _S): "shutdown()", (_B, _S): "shutdown()",
+        (_OK, _S): "shutdown()", (_F, _S): "shutdown()",
     },
     initial=_C,
 )
