@@ -553,6 +553,11 @@ _ZOOKEEPER_ENTRIES = [
     # ZkUtils.createEphemeralPathExpectConflict
     _z("ZC-CONFLICT", "zk_ephemeral_conflict", "zk_utils", "INFO",
        "conflict in {path} data: {data} stored data: {stored}", "none"),
+    # ZkUtils.createEphemeralPathExpectConflictHandleZKBug (registration)
+    _z("ZC-CONFLICTED-NODE", "zk_ephemeral_conflict_backoff", "zk_utils", "INFO",
+       "I wrote this conflicted ephemeral node [{data}] at {path} a while back in a different "
+       "session, hence I will backoff for this node to be deleted by Zookeeper and retry",
+       "none"),
     # ZkClient and ZooKeeper's ClientCnxn / ZooKeeper.close
     _z("ZK-STATE", "zk_state_changed", "zkclient", "INFO", "zookeeper state changed ({state})",
        "none"),

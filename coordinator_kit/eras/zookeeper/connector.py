@@ -112,6 +112,11 @@ class _Task:
             if self.done is not None:
                 self.done()
             return
+        except ZkError as exc:     # a thread that dies of a ZooKeeper error (Kafka logs it)
+            owner.plain.event("zk_thread_failed", "WARN", error=str(exc))
+            if self.done is not None:
+                self.done()
+            return
         if isinstance(item, Sleep):
             owner.later(item.ms, self.step, None, None)
         else:
@@ -243,11 +248,29 @@ class ZookeeperConsumerConnector:
                            "timestamp": str(int(DEFAULT_START.timestamp() * 1000)
                                             + self.scheduler.now)}, separators=(",", ":"))
         path = f"{ids_dir(self.group)}/{self.consumer_id}"
-        try:
-            yield ZkOp("create", path, data, ephemeral=True)
-        except NoNodeError:
-            yield from self._make_parents(path)
-            yield ZkOp("create", path, data, ephemeral=True)
+        while True:          # createEphemeralPathExpectConflictHandleZKBug
+            try:
+                try:
+                    yield ZkOp("create", path, data, ephemeral=True)
+                except NoNodeError:
+                    yield from self._make_parents(path)
+                    yield ZkOp("create", path, data, ephemeral=True)
+                break
+            except NodeExistsError:
+                try:
+                    stored = yield ZkOp("getData", path)
+                except NoNodeError:
+                    continue
+                if stored == data:
+                    break
+                self.plain.log("ZC-CONFLICTED-NODE", path=path, data=stored)
+                # Kafka backs off until the old session's node is gone. When the node is this
+                # session's own (written by a request that waited out a reconnect), 0.8.2
+                # would wait forever; the kit takes it as registered (docs/eras-zookeeper.md).
+                node = self.ensemble.nodes.get(path)
+                if node is not None and node.ephemeral_owner == self.zk.sid:
+                    break
+                yield Sleep(self.config.session_timeout_ms)
         self.log.log("ZC-REG-END", member=self.consumer_id)
 
     def _make_parents(self, path: str) -> Thread:

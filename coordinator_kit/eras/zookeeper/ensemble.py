@@ -16,7 +16,8 @@ as it did, seen as one server (an ensemble that is either up or not):
 * **Latency**: a request reaches the server after half of `latency_ms` and its reply comes back
   after the other half; a watch notification takes half as well.
 * **Counting**: every request, reply, ping, pong, connect handshake and watch notification is
-  one message (`messages`); `ops` counts requests by operation, so `reads()` is the herd.
+  one message (`messages`); `ops` counts requests by operation (`reads()` sums the reads) and
+  `reads_under` counts getData by parent path: `/consumers/<g>/ids` is where the herd shows.
 
 Faults, and what they do here (docs/eras-zookeeper.md has the story):
 
@@ -128,6 +129,7 @@ class ZooKeeperEnsemble:
         self.cut_off: set[str] = set()     # client names that cannot reach the ensemble
         self.messages = 0
         self.ops: dict[str, int] = {}
+        self.reads_under: dict[str, int] = {}   # parent path -> reads of its children's data
         self._data_watches: dict[str, set[int]] = {}
         self._child_watches: dict[str, set[int]] = {}
 
@@ -188,6 +190,8 @@ class ZooKeeperEnsemble:
         if node is None:
             raise NoNodeError(op.path)
         if op.kind == "getData":
+            parent = op.path.rpartition("/")[0] or "/"
+            self.reads_under[parent] = self.reads_under.get(parent, 0) + 1
             if op.watch:
                 self._data_watches.setdefault(op.path, set()).add(sid)
             return node.data
