@@ -128,9 +128,7 @@ class ZookeeperConsumerConnector:
 
     def __init__(self, name: str, group: str, topics: tuple[str, ...],
                  config: ZookeeperConsumerConfig, ensemble: ZooKeeperEnsemble, trace: Trace,
-                 ledger: ProcessedLedger, produce_rate_per_s: int, rng: random.Random,
-                 on_commit: Callable[[ZookeeperConsumerConnector, Partition, int], None]
-                 | None = None) -> None:
+                 ledger: ProcessedLedger, produce_rate_per_s: int, rng: random.Random) -> None:
         self.name = name
         self.group = group
         self.topics = tuple(sorted(topics))
@@ -139,7 +137,6 @@ class ZookeeperConsumerConnector:
         self.scheduler = ensemble.scheduler
         self.ledger = ledger
         self.produce_rate_per_s = produce_rate_per_s
-        self.on_commit = on_commit
         start_ms = int(DEFAULT_START.timestamp() * 1000) + self.scheduler.now
         # ZookeeperConsumerConnector: <group>_<hostname>-<startMillis>-<8 hex of a UUID>
         self.consumer_id = f"{group}_{name}-{start_ms}-{rng.getrandbits(32):08x}"
@@ -492,8 +489,6 @@ class ZookeeperConsumerConnector:
                 except NodeExistsError:
                     yield ZkOp("setData", path, str(offset))
             self.checkpointed[tp] = offset
-            if self.on_commit is not None:
-                self.on_commit(self, tp, offset)
 
     def _auto_commit_tick(self) -> None:
         if self.gone or self.shutting_down:

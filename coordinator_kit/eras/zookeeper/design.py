@@ -65,6 +65,7 @@ class ZookeeperDesign:
         self.consumers: dict[str, ZookeeperConsumerConnector] = {}
         self.groups: dict[str, list[str]] = {}
         self.zombie_commits: list[tuple[int, str, Partition, int]] = []
+        self.ensemble.on_write = self._written
         for b in range(BROKERS):
             self.ensemble.ensure_path(f"/brokers/ids/{b}", json.dumps(
                 {"jmx_port": -1, "timestamp": "1740992400000", "host": f"broker-{b}",
@@ -99,8 +100,7 @@ class ZookeeperDesign:
             self.groups[old.group].remove(name)
         c = ZookeeperConsumerConnector(name, group_id, topics, self.config, self.ensemble,
                                        self.trace, self.ledger, self.produce_rate_per_s,
-                                       random.Random(self.rng.getrandbits(64)),
-                                       on_commit=self._committed)
+                                       random.Random(self.rng.getrandbits(64)))
         self.consumers[name] = c
         self.groups.setdefault(group_id, []).append(name)
         c.start()
@@ -232,12 +232,18 @@ class ZookeeperDesign:
                     out.update({(t, p): tid for p in ps})
         return out
 
-    def _committed(self, c: ZookeeperConsumerConnector, tp: Partition, offset: int) -> None:
-        node = self.ensemble.nodes.get(owner_path(c.group, tp))
+    def _written(self, sid: int, op: Any) -> None:
+        """At the server, as an offset write is applied: does the writer own the partition?"""
+        parts = op.path.split("/")      # /consumers/<g>/offsets/<t>/<p>
+        if len(parts) != 6 or parts[3] != "offsets":
+            return
+        c = self.ensemble.sessions[sid].client.host
+        tp = (parts[4], int(parts[5]))
+        node = self.ensemble.nodes.get(owner_path(parts[2], tp))
         if node is None or node.data not in c.threads:
-            self.zombie_commits.append((self.scheduler.now, c.name, tp, offset))
+            self.zombie_commits.append((self.scheduler.now, c.name, tp, int(op.data)))
             self.trace.record("zk_zombie_commit", c.name, "INFO",
-                              {"topic": tp[0], "partition": tp[1], "offset": offset})
+                              {"topic": tp[0], "partition": tp[1], "offset": int(op.data)})
 
 
 def build(scenario: Scenario) -> ZookeeperDesign:

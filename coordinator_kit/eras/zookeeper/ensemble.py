@@ -132,6 +132,8 @@ class ZooKeeperEnsemble:
         self.reads_under: dict[str, int] = {}   # parent path -> reads of its children's data
         self._data_watches: dict[str, set[int]] = {}
         self._child_watches: dict[str, set[int]] = {}
+        # called as on_write(session id, op) when a create or setData is applied (checkers)
+        self.on_write: Callable[[int, ZkOp], None] | None = None
 
     # -- what clients call ---------------------------------------------------------------------
 
@@ -178,6 +180,8 @@ class ZooKeeperEnsemble:
             parent, name = _split(op.path)
             if parent not in self.nodes:
                 raise NoNodeError(parent)
+            if self.on_write is not None:
+                self.on_write(sid, op)
             self.nodes[op.path] = Znode(op.data, 0, sid if op.ephemeral else 0)
             self.nodes[parent].children.add(name)
             self._fire(self._data_watches, op.path, "NodeCreated")
@@ -200,6 +204,8 @@ class ZooKeeperEnsemble:
                 self._child_watches.setdefault(op.path, set()).add(sid)
             return sorted(node.children)
         if op.kind == "setData":
+            if self.on_write is not None:
+                self.on_write(sid, op)
             node.data = op.data
             node.version += 1
             self._fire(self._data_watches, op.path, "NodeDataChanged")
@@ -314,5 +320,3 @@ def _split(path: str) -> tuple[str, str]:
     parent, _, name = path.rpartition("/")
     return parent or "/", name
 
-
-Callback = Callable[[Any, ZkError | None], None]
