@@ -103,6 +103,9 @@ class ZookeeperDesign:
                                        random.Random(self.rng.getrandbits(64)))
         self.consumers[name] = c
         self.groups.setdefault(group_id, []).append(name)
+        groups = getattr(self.ledger, "groups", None)   # a ledger that tells groups apart
+        if groups is not None:
+            groups[name] = group_id
         c.start()
 
     def apply(self, fault: Fault) -> None:
@@ -149,10 +152,12 @@ class ZookeeperDesign:
         return {tp: frozenset(who) for tp, who in sorted(out.items())}
 
     def settled(self, group_id: str) -> bool:
-        """Every live member is CONSUMING with nothing pending, is registered on a live
-        session, and owns exactly its share of the assignment computed from what ZooKeeper
-        holds now; together they own every partition once. A member that exhausted its
-        retries (REBALANCE_FAILED) is not settled: its share has no owner."""
+        """Every live member is CONSUMING with no rebalance running or pending (no watch
+        event queued or kept for it), is registered on a live session, and owns exactly its
+        share of the assignment computed from what ZooKeeper holds now; together they own
+        every partition once. A ZooKeeper outage alone does not unsettle a group (nothing can
+        change meanwhile). A member that exhausted its retries (REBALANCE_FAILED) is not
+        settled: its share has no owner."""
         live = [self.consumers[n] for n in self.groups.get(group_id, ())
                 if not self.consumers[n].gone]
         if not live:
@@ -166,8 +171,8 @@ class ZookeeperDesign:
         seen: dict[Partition, str] = {}
         for c in live:
             if (c.state is not ConsumerState.CONSUMING or c._busy or c._jobs
-                    or c.watcher_triggered or c.shutting_down or not c.zk.connected
-                    or c.zk.pending or c.zk._events or not ens.session_alive(c.zk.sid)):
+                    or c.watcher_triggered or c.shutting_down or c.zk._events
+                    or not ens.session_alive(c.zk.sid) or ens.sessions[c.zk.sid].undelivered):
                 return False
             mine = {tp: info.thread for tp, info in c.topic_registry.items()}
             for tp, tid in mine.items():
