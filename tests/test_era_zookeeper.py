@@ -338,6 +338,29 @@ def test_exhausted_retries_leave_partitions_orphaned_until_the_next_event():
     assert all(who for who in d.fetching(G).values())
 
 
+def test_a_member_with_a_late_view_makes_the_newcomer_give_up():
+    """Split view: consumer-3 learns of the join 9 s late (longer than 4 tries x 2 s), keeps
+    partition 5, and the newcomer collides on every try, then owns nothing: the others
+    cannot tell that the group as a whole is inconsistent."""
+    d = build(Scenario("split"))
+    d.scheduler.run_until(5000)
+    d.delay_watches("consumer-3", 9000)
+    d.apply(Fault(5000, "join", "consumer-4"))
+    d.scheduler.run_until(30_000)
+    assert d.consumers["consumer-4"].state is S.REBALANCE_FAILED
+    assert d.collisions == 4 and d.failed_rebalances == 1
+    assert owners(d, ("t", 5)) == frozenset() and not d.settled(G)
+    with pytest.raises(ValueError, match="no consumer 'nobody'"):
+        d.delay_watches("nobody", 1)
+
+
+def test_an_outage_alone_leaves_the_group_settled():
+    d = run(Scenario("outage only", faults=(Fault(5000, "coordinator", None, 10_000),)),
+            until=14_000)
+    assert d.settled(G) and d.rebalance_rounds(G) == 3
+    assert all(c.zk.state == "Disconnected" for c in d.consumers.values())
+
+
 # -- session expiry, zombies and duplicates -----------------------------------------------------
 
 def test_gc_pause_past_the_session_makes_two_owners_duplicates_and_zombie_commits():

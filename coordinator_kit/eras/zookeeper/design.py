@@ -205,6 +205,14 @@ class ZookeeperDesign:
         """syncedRebalance calls that ended in ConsumerRebalanceFailedException."""
         return sum(1 for e in self.trace.events if e.template_id == "ZC-REBAL-FAILED")
 
+    def delay_watches(self, consumer: str, delay_ms: int) -> None:
+        """Deliver `consumer`'s watch notifications `delay_ms` late from now on: a split view
+        of the group (not one of the shared fault kinds; the ZooKeeper design's own)."""
+        if consumer not in self.consumers:
+            raise ValueError(f"no consumer {consumer!r}; the consumers are "
+                             f"{', '.join(self.consumers)}")
+        self.ensemble.delay_watches(consumer, delay_ms)
+
     def states(self) -> dict[str, str]:
         """Each consumer's phase (`DEAD` for a killed one, which keeps no phase)."""
         return {n: "DEAD" if c.dead else c.state.value for n, c in self.consumers.items()}

@@ -30,6 +30,8 @@ Faults, and what they do here (docs/eras-zookeeper.md has the story):
   client, on its side, goes Disconnected and retries; when the cut heals it learns Expired
   (or, within the timeout, reconnects to the same session and gets the notifications it
   missed: ZooKeeper re-registers a reconnecting client's watches).
+* `delay_watches(client, ms)`: one client's watch notifications arrive late, so it acts on an
+  older view of the group than the others (reads are not atomic across znodes either).
 
 Kit choices where ZooKeeper's behaviour depends on timing the kit does not model: a request
 sent while its client cannot reach the ensemble waits in the client until it is connected
@@ -127,6 +129,7 @@ class ZooKeeperEnsemble:
         self._ids = itertools.count(1)
         self.up = True
         self.cut_off: set[str] = set()     # client names that cannot reach the ensemble
+        self.watch_delay_ms: dict[str, int] = {}   # client name -> extra delay of its watches
         self.messages = 0
         self.ops: dict[str, int] = {}
         self.reads_under: dict[str, int] = {}   # parent path -> reads of its children's data
@@ -249,6 +252,11 @@ class ZooKeeperEnsemble:
         self.scheduler.call_later(duration_ms, self.cut_off.discard, client_name,
                                   name=f"heal {client_name}")
 
+    def delay_watches(self, client_name: str, delay_ms: int) -> None:
+        """From now on, `client_name`'s watch notifications arrive `delay_ms` late (a slow
+        link or a busy event thread): it acts on an older view than the others."""
+        self.watch_delay_ms[client_name] = delay_ms
+
     # -- sessions and watches ----------------------------------------------------------------
 
     def _arm_expiry(self, sid: int) -> None:
@@ -303,7 +311,8 @@ class ZooKeeperEnsemble:
             s = self.sessions[sid]
             if self.reachable(s.client.name):
                 self.messages += 1
-                self.scheduler.call_later(self.leg_ms, s.client.notified, sid, event,
+                delay = self.leg_ms + self.watch_delay_ms.get(s.client.name, 0)
+                self.scheduler.call_later(delay, s.client.notified, sid, event,
                                           name=f"watch {type_} {path}")
             else:
                 s.undelivered.append(event)
