@@ -126,9 +126,14 @@ class ZkClient:
         self.host.later(self.session_timeout_ms // 3, self._ping_tick)
 
     def _pong(self) -> None:
+        """The server answered: the link works again, so what waited on either side goes
+        (TCP delivers what a short cut held back; the client never noticed the cut)."""
         self.last_heard = self.scheduler.now
         if self.connected:
             self._flush()
+            if self.ensemble.session_alive(self.sid):
+                for event in self.ensemble.take_undelivered(self.sid):
+                    self._on_event(self.sid, event)
 
     def connection_closed(self, sid: int) -> None:
         """The server closed the socket (it expired the session)."""
