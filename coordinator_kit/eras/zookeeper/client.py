@@ -74,6 +74,11 @@ class ZkClient:
         return self.ensemble.scheduler
 
     @property
+    def events_waiting(self) -> bool:
+        """A watch event is queued for, or being handled by, the event thread."""
+        return bool(self._events) or self._event_busy
+
+    @property
     def connected(self) -> bool:
         return self.state == "SyncConnected"
 

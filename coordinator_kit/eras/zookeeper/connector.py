@@ -169,6 +169,12 @@ class ZookeeperConsumerConnector:
         return self.dead or self.state is _S.SHUT_DOWN
 
     @property
+    def idle(self) -> bool:
+        """No rebalance running, queued or triggered, no watch event waiting in its client."""
+        return not (self._busy or self._jobs or self.watcher_triggered or self.shutting_down
+                    or self.zk.events_waiting)
+
+    @property
     def paused(self) -> bool:
         return self._paused_until is not None
 

@@ -170,8 +170,7 @@ class ZookeeperDesign:
         expected = self._expected(group_id, registered)
         seen: dict[Partition, str] = {}
         for c in live:
-            if (c.state is not ConsumerState.CONSUMING or c._busy or c._jobs
-                    or c.watcher_triggered or c.shutting_down or c.zk._events
+            if (c.state is not ConsumerState.CONSUMING or not c.idle
                     or not ens.session_alive(c.zk.sid) or ens.sessions[c.zk.sid].undelivered):
                 return False
             mine = {tp: info.thread for tp, info in c.topic_registry.items()}
