@@ -15,6 +15,7 @@ import pytest
 
 from coordinator_kit.client import MEMBER_STATES, MemberState
 from coordinator_kit.eras.central.states import CONSUMER_STATES, GROUP_PHASES
+from coordinator_kit.eras.zookeeper import CONNECTOR_STATES
 from coordinator_kit.group import CLASSIC_GROUP_STATES, ClassicGroupState
 from coordinator_kit.runtime import CONTEXT_STATES, CoordinatorState
 from coordinator_kit.viz.diagrams import DIAGRAMS, LAYOUTS, dot_quote, to_dot, wrap
@@ -29,7 +30,8 @@ def test_every_state_table_is_drawn():
                         "classic_group": CLASSIC_GROUP_STATES,
                         "consumer_member": MEMBER_STATES,
                         "central_group": GROUP_PHASES,
-                        "central_consumer": CONSUMER_STATES}
+                        "central_consumer": CONSUMER_STATES,
+                        "zookeeper_consumer": CONNECTOR_STATES}
 
 
 @pytest.mark.parametrize("name", sorted(DIAGRAMS))

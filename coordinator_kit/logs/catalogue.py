@@ -576,9 +576,113 @@ _CENTRAL_ENTRIES = [
     _cx("CX-SHUTDOWN", "central_consumer_shutdown", "INFO", "Shutting down the connector"),
 ]
 
+
+# The ZooKeeper-era high-level consumer (Kafka 0.8.2.2: kafka.consumer.ZookeeperConsumerConnector,
+# RangeAssignor, kafka.utils.ZkUtils) and the ZooKeeper client and server it ran on (I0Itec
+# ZkClient 0.3, ZooKeeper 3.4 ClientCnxn / ZooKeeperServer); coordinator_kit.eras.zookeeper
+# writes them. The connector's lines carry its logIdent, "[<consumerId>], ". Where Kafka logs an
+# exception with its stack trace (`error("error during syncedRebalance", e)`), log4j prints the
+# exception's message on the next line; the kit writes that message as a line of its own
+# (ZC-REBAL-FAILED, the ConsumerRebalanceFailedException text) so each event is one line.
+LOGGERS.update({
+    "zk_connector": "kafka.consumer.ZookeeperConsumerConnector",
+    "zk_range": "kafka.consumer.RangeAssignor",
+    "zk_utils": "kafka.utils.ZkUtils$",
+    "zkclient": "org.I0Itec.zkclient.ZkClient",
+    "zk_cnxn": "org.apache.zookeeper.ClientCnxn",
+    "zk_zookeeper": "org.apache.zookeeper.ZooKeeper",
+    "zk_server": "org.apache.zookeeper.server.ZooKeeperServer",
+})
+PREFIXES["zk_consumer"] = "[{consumer}], "
+
+
+def _z(id: str, event: str, logger: str, level: str, text: str, prefix: str = "zk_consumer",
+       source: str = "client") -> LogTemplate:
+    return LogTemplate(id, event, LOGGERS[logger], level, PREFIXES[prefix], text, source)
+
+
+_ZOOKEEPER_ENTRIES = [
+    _z("ZC-REG-BEGIN", "zk_consumer_registering", "zk_connector", "INFO",
+       "begin registering consumer {member} in ZK"),
+    _z("ZC-REG-END", "zk_consumer_registered", "zk_connector", "INFO",
+       "end registering consumer {member} in ZK"),
+    _z("ZC-WATCHER-START", "zk_watcher_executor_started", "zk_connector", "INFO",
+       "starting watcher executor thread for consumer {member}"),
+    _z("ZC-AUTOCOMMIT-START", "zk_auto_committer_started", "zk_connector", "INFO",
+       "starting auto committer every {interval} ms"),
+    _z("ZC-REBAL-BEGIN", "zk_rebalance_attempt_began", "zk_connector", "INFO",
+       "begin rebalancing consumer {member} try #{attempt}"),
+    _z("ZC-REBAL-END", "zk_rebalance_attempt_ended", "zk_connector", "INFO",
+       "end rebalancing consumer {member} try #{attempt}"),
+    _z("ZC-ATTEMPT-FAILED", "zk_rebalance_attempt_failed", "zk_connector", "INFO",
+       "Rebalancing attempt failed. Clearing the cache before the next rebalancing operation "
+       "is triggered"),
+    _z("ZC-CLEARED-QUEUES", "zk_fetcher_queues_cleared", "zk_connector", "INFO",
+       "Cleared all relevant queues for this fetcher"),
+    _z("ZC-CLEARED-ITERATORS", "zk_iterators_cleared", "zk_connector", "INFO",
+       "Cleared the data chunks in all the consumer message iterators"),
+    _z("ZC-COMMIT-ALL", "zk_offsets_committing", "zk_connector", "INFO",
+       "Committing all offsets after clearing the fetcher queues"),
+    _z("ZC-RELEASING", "zk_ownership_releasing", "zk_connector", "INFO",
+       "Releasing partition ownership"),
+    _z("ZC-OWNED", "zk_partition_owned", "zk_connector", "INFO",
+       "{thread} successfully owned partition {partition} for topic {topic}"),
+    _z("ZC-WAIT-OWNER", "zk_partition_claim_conflict", "zk_connector", "INFO",
+       "waiting for the partition ownership to be deleted: {partition}"),
+    _z("ZC-SELECTED", "zk_partitions_selected", "zk_connector", "INFO",
+       "Consumer {member} selected partitions : {partitions}"),
+    _z("ZC-REBAL-ERROR", "zk_synced_rebalance_error", "zk_connector", "ERROR",
+       "error during syncedRebalance"),
+    _z("ZC-REBAL-FAILED", "zk_rebalance_failed", "zk_connector", "ERROR",
+       "{member} can't rebalance after {retries} retries"),
+    # ZKSessionExpireListener.handleNewSession (Kafka's own spelling: "parition")
+    _z("ZC-EXPIRED", "zk_session_expired_consumer", "zk_connector", "INFO",
+       "ZK expired; release old broker parition ownership; re-register consumer {member}"),
+    _z("ZC-SHUTDOWN", "zk_consumer_shutting_down", "zk_connector", "INFO",
+       "ZKConsumerConnector shutting down"),
+    _z("ZC-SHUTDOWN-DONE", "zk_consumer_shut_down", "zk_connector", "INFO",
+       "ZKConsumerConnector shutdown completed in {ms} ms"),
+    # RangeAssignor.assign
+    _z("ZC-RANGE", "zk_range_assigning", "zk_range", "INFO",
+       "Consumer {member} rebalancing the following partitions: {partitions} for topic "
+       "{topic} with consumers: {consumers}", "none"),
+    _z("ZC-CLAIM", "zk_partition_claiming", "zk_range", "INFO",
+       "{thread} attempting to claim partition {partition}", "none"),
+    _z("ZC-NO-PARTITIONS", "zk_thread_without_partitions", "zk_range", "WARN",
+       "No broker partitions consumed by consumer thread {thread} for topic {topic}", "none"),
+    # ZkUtils.createEphemeralPathExpectConflict
+    _z("ZC-CONFLICT", "zk_ephemeral_conflict", "zk_utils", "INFO",
+       "conflict in {path} data: {data} stored data: {stored}", "none"),
+    # ZkUtils.createEphemeralPathExpectConflictHandleZKBug (registration)
+    _z("ZC-CONFLICTED-NODE", "zk_ephemeral_conflict_backoff", "zk_utils", "INFO",
+       "I wrote this conflicted ephemeral node [{data}] at {path} a while back in a different "
+       "session, hence I will backoff for this node to be deleted by Zookeeper and retry",
+       "none"),
+    # ZkClient and ZooKeeper's ClientCnxn / ZooKeeper.close
+    _z("ZK-STATE", "zk_state_changed", "zkclient", "INFO", "zookeeper state changed ({state})",
+       "none"),
+    _z("ZK-EVENT", "zk_watch_event", "zkclient", "DEBUG",
+       "Received event: WatchedEvent state:SyncConnected type:{type} path:{path}", "none"),
+    _z("ZK-ESTABLISHED", "zk_session_established", "zk_cnxn", "INFO",
+       "Session establishment complete on server zookeeper/127.0.0.1:2181, sessionid = "
+       "0x{session}, negotiated timeout = {timeout}", "none"),
+    _z("ZK-TIMED-OUT", "zk_client_timed_out", "zk_cnxn", "INFO",
+       "Client session timed out, have not heard from server in {ms}ms for sessionid "
+       "0x{session}, closing socket connection and attempting reconnect", "none"),
+    _z("ZK-SOCKET-CLOSED", "zk_socket_closed", "zk_cnxn", "INFO",
+       "Unable to read additional data from server sessionid 0x{session}, likely server has "
+       "closed socket, closing socket connection and attempting reconnect", "none"),
+    _z("ZK-SESSION-EXPIRED", "zk_session_expired", "zk_cnxn", "WARN",
+       "Unable to reconnect to ZooKeeper service, session 0x{session} has expired", "none"),
+    _z("ZK-CLOSED", "zk_session_closed", "zk_zookeeper", "INFO", "Session: 0x{session} closed",
+       "none"),
+    _z("ZK-EXPIRING", "zk_session_expiring", "zk_server", "INFO",
+       "Expiring session 0x{session}, timeout of {timeout}ms exceeded", "none", "broker"),
+]
+
 TEMPLATES: dict[str, LogTemplate] = {}
 for _entry in (_ENTRIES + _GROUP_ENTRIES + _CLIENT_ENTRIES + _KAFKA_PYTHON_ENTRIES
-               + _CENTRAL_ENTRIES):
+               + _CENTRAL_ENTRIES + _ZOOKEEPER_ENTRIES):
     if _entry.id in TEMPLATES:
         raise ValueError(f"duplicate log template id {_entry.id}")
     TEMPLATES[_entry.id] = _entry

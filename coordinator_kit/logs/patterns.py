@@ -589,7 +589,8 @@ def _prefix_regex(text: str) -> str:
              "partition": "(?P<p_partition>[0-9]+)", "client": r"[^,\x00]*",
              "group": r"(?P<p_group>[^\]\x00]*)", "tp": r"[^ \x00]+",
              "thread": r"[^\]\x00]+", "instance": r"[^,\x00]*", "facility": "[A-Z0-9_]+",
-             "handle": r"[^\]\x00]*", "dir": r"[^\]\x00]+", "id": "[0-9]+"}
+             "handle": r"[^\]\x00]*", "dir": r"[^\]\x00]+", "id": "[0-9]+",
+             "consumer": r"[^\]\x00]+"}
     out = []
     for literal, name, _, _ in string.Formatter().parse(text):
         out.append(regex_escape(literal))

@@ -39,6 +39,7 @@ from typing import Any
 from ..client.member import MEMBER_STATES
 from ..eras.central.states import CONSUMER_STATES as CENTRAL_CONSUMER_STATES
 from ..eras.central.states import GROUP_PHASES as CENTRAL_GROUP_PHASES
+from ..eras.zookeeper.states import CONNECTOR_STATES
 from ..group.classic import CLASSIC_GROUP_STATES
 from ..runtime.runtime import CONTEXT_STATES
 from ..states import StateTable
@@ -54,6 +55,7 @@ DIAGRAMS: dict[str, StateTable[Any]] = {
     "consumer_member": MEMBER_STATES,
     "central_group": CENTRAL_GROUP_PHASES,
     "central_consumer": CENTRAL_CONSUMER_STATES,
+    "zookeeper_consumer": CONNECTOR_STATES,
 }
 
 MAX_WIDTH_PX = 940   # widest natural drawing: a JupyterLab output area at 1400 px shows ~968
@@ -88,6 +90,7 @@ LAYOUTS: dict[str, Layout] = {
     "ConsumerMember": Layout(),
     "CentralGroup": Layout(),
     "CentralConsumer": Layout(wrap=16),
+    "ZookeeperConsumerConnector": Layout(wrap=16, nodesep=0.2),
 }
 
 
