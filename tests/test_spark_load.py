@@ -185,3 +185,51 @@ def test_kits_debug_client_lines_round_trip_through_spark(spark, tmp_path):
             if k in printed and type(v) is kind:        # not a Generation{...} object
                 assert r[k] == v, (k, e.line())
     assert {"J-HB-SEND", "J-HB-OK", "KP-HB-SEND", "KP-HB-RECEIVED"} <= templates
+
+
+def _java_two_step(clf, jpatterns, text):
+    """What Spark does with one text, in Java's own regex engine: the combined regex picks the
+    bucket, the bucket's replaceAll writes the fields, the matched alternative's segment holds
+    its slots (`Classifier.slot_index`)."""
+    from coordinator_kit.logs.patterns import SEP
+
+    combined, buckets = jpatterns
+    full = text + clf.suffix
+    b = 0
+    if combined is not None:
+        m = combined.matcher(full)
+        if not m.find():
+            return None
+        b = clf.code_index(m.group(1))
+    out = buckets[b].matcher(full).replaceAll(clf.buckets[b][1]).split(SEP)
+    j = clf.code_index(out[0])
+    if j is None:
+        return None
+    return b * clf.bucket_size + j, {s: out[clf.slot_index(j, s)] or None for s in clf.slots}
+
+
+def test_javas_engine_gives_every_sample_line_the_python_parsers_slots(spark):
+    """java.util.regex keeps what a group captured inside an atomic group after backtracking
+    out of it (Python's re does not): an alternative that failed after its atomic part (the
+    longer of two wordings sharing a start, 'Computed a new target assignment ... in {ms}ms:
+    {assignment}.' before '... in {ms}ms.') left its group and epoch in the fields, and Spark
+    read 'analyticsanalytics' and epoch 33. Each alternative now writes its own segment."""
+    from test_logparse import _all_sample_lines
+
+    from coordinator_kit.logs import patterns as P
+
+    J = spark._jvm.java.util.regex.Pattern
+    compiled = {id(c): (J.compile(c.combined) if c.combined else None,
+                        [J.compile(rx) for rx, _ in c.buckets])
+                for c in (P.LAYOUT_CLASSIFIER, P.MESSAGE_CLASSIFIER)}
+    checked = 0
+    for line in _all_sample_lines():
+        lay = P.LAYOUT_CLASSIFIER.match(line)
+        assert lay == _java_two_step(P.LAYOUT_CLASSIFIER, compiled[id(P.LAYOUT_CLASSIFIER)],
+                                     line), line
+        if lay is not None:
+            msg = lay[1]["msg"] or ""
+            assert P.MESSAGE_CLASSIFIER.match(msg) == _java_two_step(
+                P.MESSAGE_CLASSIFIER, compiled[id(P.MESSAGE_CLASSIFIER)], msg), msg
+            checked += 1
+    assert checked > 300

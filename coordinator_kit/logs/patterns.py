@@ -229,8 +229,13 @@ class Classifier:
        code *b* (window *b* of `table`);
     2. `buckets[b]` = (regex, replacement) with `regexp_replace` on the same `text + suffix`:
        alternative *j* of the bucket ends with `\\x00.{j}(..)`, so the replacement writes
-       code *j*, then the slots in `slots` order, all separated by SEP (then one more SEP and
-       what is left of the code table, ignored).
+       code *j*, then one segment per alternative of the bucket, each with that alternative's
+       slots in `slots` order, all separated by SEP (then one more SEP and what is left of the
+       code table, ignored); the slots of the alternative that matched are segment *j*
+       (`slot_index`). Why not one field per slot holding every alternative's group for it
+       (only the matched alternative's being non-empty): Java keeps what a group captured
+       inside an atomic group `(?>...)` after backtracking out of it (Python does not), so an
+       alternative that failed after its atomic part would leave its captures in the field.
 
     One regex per alternative would make Spark generate and compile a CASE of hundreds of
     regexes; one regex for all would make the replacement hundreds of `$n` long, parsed again
@@ -287,16 +292,20 @@ class Classifier:
             named = f"(?s)^{named_head}(?:{_trie([named_items[i] for i in members])})"
             index = re.compile(named).groupindex
             refs = ["".join(f"${index[f'c{i}']}" for i in members)]
-            for slot in self.slots:
-                numbers = sorted({index[name] for i in members for name, s in self._py_slots[i]
-                                  if s == slot})
-                refs.append("".join(f"${k}" for k in numbers))
+            for i in members:                    # segment j: alternative j's own groups
+                for slot in self.slots:
+                    numbers = [index[name] for name, s in self._py_slots[i] if s == slot]
+                    refs.append("".join(f"${k}" for k in numbers))
             self.buckets.append((re.sub(r"\(\?P<[a-z0-9_]+>", "(", named), SEP.join(refs) + SEP))
         self.python = f"(?s){named_head}(?:{_trie(py_items)})"
 
     @property
     def n_buckets(self) -> int:
         return len(self.buckets)
+
+    def slot_index(self, j: int, slot: str) -> int:
+        """Where `slot` of the bucket's alternative `j` is in a bucket replacement's fields."""
+        return 1 + j * len(self.slots) + self.slots.index(slot)
 
     def code_index(self, code: str) -> int | None:
         """The window number of a 2-character code (what Spark gets with `position`)."""
@@ -363,7 +372,8 @@ class Classifier:
         out = re.sub(r"\$(\d+)", lambda r: g.group(int(r.group(1))) or "",
                      self.buckets[b][1]).split(SEP)
         j = self.code_index(out[0])
-        return b * self.bucket_size + j, {s: v or None for s, v in zip(self.slots, out[1:])}
+        return b * self.bucket_size + j, {s: out[self.slot_index(j, s)] or None
+                                          for s in self.slots}
 
 
 # -- stage 1: layouts ------------------------------------------------------------------------------

@@ -86,6 +86,13 @@ def _bucket_case(F: Any, clf: Classifier, text: Any, bucket: Any) -> Any:
     return F.split(expr, SEP)
 
 
+def _slot(F: Any, clf: Classifier, parts: Any, name: str) -> Any:
+    """The value of slot `name` for the alternative that matched (its segment of the fields
+    a bucket's regexp_replace wrote, `Classifier.slot_index`), '' when it has none."""
+    j = F.position(F.get(parts, 0), F.lit(clf.table)) - 1
+    return F.get(parts, j * len(clf.slots) + clf.slot_index(0, name))
+
+
 def _alt_index(F: Any, clf: Classifier, bucket: Any, parts: Any) -> Any:
     code = F.get(parts, 0)
     return F.when(F.length(code) == 2,
@@ -205,7 +212,7 @@ def _classify(df: Any) -> Any:
     fast_fields = ("date", "time", "frac", "level", "logger", "msg")
 
     def lslot(name: str) -> Any:
-        slow = nz(F.get(lp, 1 + L.slots.index(name)))
+        slow = nz(_slot(F, L, lp, name))
         if name in fast_fields:
             return F.when(lfast, col(f"f_{name}")).otherwise(slow)
         return F.when(~lfast, slow)
@@ -270,7 +277,7 @@ def _classify(df: Any) -> Any:
     mp = col("mp")
 
     def slot(name: str) -> Any:
-        return nz(F.get(mp, 1 + M.slots.index(name)))
+        return nz(_slot(F, M, mp, name))
 
     s9 = s8.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "level0", "logger0",
