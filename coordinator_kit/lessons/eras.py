@@ -32,7 +32,7 @@ from .heartbeats import LogView, Picture, Table, unanswered
 
 __all__ = [
     "DESIGN_DIAGRAMS", "LIKE_FOR_LIKE", "EraRun", "story", "state_diagrams", "run",
-    "like_for_like", "my_scenario", "comparison_table", "lanes", "zombie_table", "herd_table",
+    "like_for_like", "settings_table", "my_scenario", "comparison_table", "lanes", "zombie_table", "herd_table",
     "groups_table", "log_excerpt", "give_up_run",
     "EXERCISE_2_CHOICES", "EXERCISE_4_SCENARIO",
     "check_two_owners", "check_why_generations", "check_join_rounds", "check_give_up",
@@ -173,6 +173,13 @@ def like_for_like(name: str) -> Scenario:
     return dataclasses.replace(sc, name=f"{name}, like for like", settings=LIKE_FOR_LIKE)
 
 
+def settings_table(settings: Mapping[str, Mapping[str, Any]] = LIKE_FOR_LIKE) -> Table:
+    """Per-design settings (as `Scenario.settings` holds them), one row per key."""
+    rows = [{"design": _SHORT.get(d, d), "setting": k, "value": v}
+            for d, keys in settings.items() for k, v in keys.items()]
+    return Table(rows, title="settings per design")
+
+
 def _fault(f: Any) -> Fault:
     if isinstance(f, Fault):
         return f
@@ -224,8 +231,9 @@ def comparison_table(er: EraRun) -> Table:
         rows.append({"design": _SHORT[m.design],
                      "settled after (ms)": "never" if m.settle_ms is None else m.settle_ms,
                      "nobody consumes (partition-ms)": m.unowned_ms,
-                     "at most": m.max_unowned,
-                     "two consumers (partition-ms)": m.double_ms, "at most ": m.max_double,
+                     "nobody: most partitions at once": m.max_unowned,
+                     "two consumers (partition-ms)": m.double_ms,
+                     "two: most partitions at once": m.max_double,
                      "messages": m.messages, "rounds": m.rounds,
                      "records processed twice": m.duplicates})
     sc = er.scenario
@@ -233,12 +241,24 @@ def comparison_table(er: EraRun) -> Table:
 
 
 def lanes(er: EraRun, group: str = GROUP, *, start_ms: int | None = None,
-          end_ms: int | None = None, title: str | None = None) -> Picture:
-    """Who consumes each partition, one panel per design (`viz.ownership.ownership_lanes`)."""
+          end_ms: int | None = None, title: str | None = None,
+          partitions: int | None = None) -> Picture:
+    """Who consumes each partition, one panel per design (`viz.ownership.ownership_lanes`).
+    `partitions` keeps the first few partitions of each topic, so that a large group's lanes
+    stay readable."""
     from ..viz.ownership import ownership_lanes
     from ..viz.plots import figure_svg
 
-    fig = ownership_lanes(er.comparison, group, start_ms=start_ms, end_ms=end_ms, title=title)
+    comparison = er.comparison
+    if partitions is not None:
+        if not isinstance(partitions, int) or partitions < 1:
+            raise ValueError(f"partitions is a whole number >= 1, got {partitions!r}")
+        comparison = Comparison(er.scenario, [dataclasses.replace(
+            m, changes=[c for c in m.changes if c[2][1] < partitions])
+            for m in comparison.measures])
+        title = title or (f"Who consumes partitions 0 to {partitions - 1} of each topic of "
+                          f"{group}: {er.scenario.name}")
+    fig = ownership_lanes(comparison, group, start_ms=start_ms, end_ms=end_ms, title=title)
     name = title or f"who consumes each partition of {group}: {er.scenario.name}"
     return Picture(figure_svg(fig), name)
 
