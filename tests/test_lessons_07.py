@@ -209,3 +209,15 @@ def test_exercise_4_scenario_is_what_the_prose_says():
     assert isinstance(sc, Scenario)
     assert [(f.at_ms, f.kind, f.target, f.duration_ms) for f in sc.faults] == [
         (30_000, "pause", "consumer-3", 5_000), (30_000, "join", "consumer-4", None)]
+
+
+def test_claim_collisions_show_in_the_zookeeper_log_until_the_frozen_owner_wakes():
+    """ZkUtils.createEphemeralPathExpectConflict: NodeExists while consumer-3's owner znode of
+    t-5 lives; ZookeeperConsumerConnector.reflectPartitionOwnershipDecision then fails the try."""
+    collide = er.give_up_run()
+    lines = er.log_excerpt(collide, "zookeeper", "consumer-4", since_ms=30_000, limit=50,
+                           any_of=("conflict in", "selected partitions"))
+    assert [ln[12:24] for ln in lines if "conflict in" in ln] == [
+        "09:00:30,042", "09:00:32,080", "09:00:34,118"]
+    assert "selected partitions : [t,5]" in lines.lines[-1]
+    assert collide.designs["zookeeper"].failed_rebalances == 0

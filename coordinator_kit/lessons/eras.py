@@ -350,14 +350,16 @@ def groups_table(er: EraRun) -> Table:
 
 
 def log_excerpt(er: EraRun, design: str, *contains: str, since_ms: int = 0,
-                limit: int = 8, level: str = "INFO") -> LogView:
+                limit: int = 8, level: str = "INFO", any_of: Sequence[str] = ()) -> LogView:
     """Up to `limit` log lines of `design` from `since_ms` on that contain every one of
-    `contains`, in that era's wording (the central design's is invented: it never shipped)."""
+    `contains` (and one of `any_of`, when given), in that era's wording (the central design's
+    is invented: it never shipped)."""
     if design not in er.designs:
         raise ValueError(f"no design {design!r}; the designs are {', '.join(er.designs)}")
     stamp = _stamp(since_ms)
     lines = [ln for ln in er.designs[design].log_lines(level)
-             if ln[1:24] >= stamp and all(c in ln for c in contains)]
+             if ln[1:24] >= stamp and all(c in ln for c in contains)
+             and (not any_of or any(a in ln for a in any_of))]
     return LogView(lines[:limit])
 
 
