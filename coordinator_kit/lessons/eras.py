@@ -31,9 +31,9 @@ from ..feedback import Feedback, not_answered
 from .heartbeats import LogView, Picture, Table, unanswered
 
 __all__ = [
-    "DESIGN_DIAGRAMS", "LIKE_FOR_LIKE", "EraRun", "story", "state_diagrams", "run",
-    "like_for_like", "settings_table", "my_scenario", "comparison_table", "lanes", "zombie_table", "herd_table",
-    "groups_table", "log_excerpt", "give_up_run",
+    "FAULT_KINDS", "DESIGN_DIAGRAMS", "LIKE_FOR_LIKE", "EraRun", "story", "state_diagrams",
+    "run", "like_for_like", "settings_table", "my_scenario", "comparison_table", "lanes",
+    "zombie_table", "herd_table", "groups_table", "log_excerpt", "give_up_run",
     "EXERCISE_2_CHOICES", "EXERCISE_4_SCENARIO",
     "check_two_owners", "check_why_generations", "check_join_rounds", "check_give_up",
 ]
