@@ -534,3 +534,18 @@ def test_any_fault_schedule_runs_and_ends_at_rest(faults, retries):
     else:
         assert d.settled(G), d.states()
         assert all(len(who) == 1 for who in d.fetching(G).values())
+
+
+def test_the_partitions_of_one_stream_take_turns_in_its_queue():
+    """0.8.2's fetcher puts one chunk per partition of a fetch response into the stream's
+    blocking queue (PartitionTopicInfo.enqueue), so two partitions of one stream are consumed
+    alike; in sorted order every tick, the first one kept the queue to itself."""
+    from coordinator_kit.eras.api import Scenario
+    from coordinator_kit.eras.zookeeper import design as zk_design
+
+    d = zk_design.ZookeeperDesign.build(Scenario("turns", run_ms=30_000))
+    d.scheduler.run_until(30_000)
+    done = {tp: ranges for (g, tp), ranges in d.ledger._done.items()}
+    ends = {tp: max(hi for _, hi in ranges) for tp, ranges in done.items()}
+    assert set(ends) == {("t", p) for p in range(6)}
+    assert max(ends.values()) - min(ends.values()) <= 2 * 500, ends

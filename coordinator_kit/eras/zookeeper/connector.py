@@ -152,6 +152,7 @@ class ZookeeperConsumerConnector:
         self.queues: dict[tuple[str, int], deque[Chunk]] = {
             (t, i): deque() for t in self.topics for i in range(config.num_streams)}
         self.checkpointed: dict[Partition, int] = {}
+        self._fetch_turn = 0                    # which partition fetches first (_fetch_tick)
         self.rounds = 0
         self.watcher_triggered = False
         self.shutting_down = False
@@ -526,7 +527,16 @@ class ZookeeperConsumerConnector:
         if self.fetcher:
             cfg = self.config
             end = end_offset(self.scheduler.now, self.produce_rate_per_s)
-            for tp, info in sorted(self.fetcher.items()):
+            # The partitions take turns: 0.8.2's fetcher thread puts one chunk per partition of
+            # a fetch response into the stream's blocking queue (ConsumerFetcherThread
+            # .processPartitionData -> PartitionTopicInfo.enqueue), waiting while it is full,
+            # so no partition can keep the queue to itself. Starting each tick one partition
+            # further round does the same: in sorted order every tick, the first partition
+            # refilled the queue before the others were looked at.
+            items = sorted(self.fetcher.items())
+            turn = self._fetch_turn % len(items)
+            self._fetch_turn += 1
+            for tp, info in items[turn:] + items[:turn]:
                 q = self.queues[self._stream(info)]
                 if len(q) < cfg.queued_max_message_chunks and info.fetched_offset < end:
                     hi = min(end, info.fetched_offset + cfg.chunk_max_records)
