@@ -22,7 +22,7 @@ from ..clock import Scheduler
 from ..trace import Trace
 
 __all__ = ["Fault", "FAULT_KINDS", "Scenario", "Design", "ProcessedLedger", "end_offset",
-           "Partition"]
+           "Partition", "Commit", "CheckedDesign"]
 
 Partition = tuple[str, int]
 """(topic, partition): designs from before `TopicPartition` existed use plain pairs."""
@@ -105,11 +105,15 @@ class ProcessedLedger:
         self.duplicates = 0                                  # records processed again
         self.by_consumer: dict[str, int] = {}                # duplicates each one processed
         self.records = 0
+        # called as on_processed(consumer, partition, start, end) on every hand-over (checkers)
+        self.on_processed: Any = None
 
     def processed(self, consumer: str, partition: Partition, start: int, end: int) -> int:
         """Record [start, end) as processed by `consumer`; returns how many were repeats."""
         if end <= start:
             return 0
+        if self.on_processed is not None:
+            self.on_processed(consumer, partition, start, end)
         self.records += end - start
         key = (self.groups.get(consumer, ""), partition)
         ranges = self._done.setdefault(key, [])
@@ -169,3 +173,41 @@ class Design(Protocol):
 
     def log_lines(self, level: str = "INFO") -> list[str]:
         """The log lines the run wrote, in that era's style."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    """An offset commit as the design's authority for offsets judged it when it arrived.
+
+    `accepted`: the offset was taken (written to ZooKeeper, kept by the central coordinator,
+    answered NONE by the group coordinator); `owner`: by that authority's own record of
+    ownership at that instant, the writer owned the partition (the owner znode held one of its
+    threads; the central coordinator had started it on the partition; the member's assignment
+    in the group's current generation held it); `previous`: the committed offset just before
+    (None: there was none)."""
+
+    at_ms: int
+    group: str
+    consumer: str
+    partition: Partition
+    offset: int
+    previous: int | None
+    accepted: bool = True
+    owner: bool = True
+
+
+@runtime_checkable
+class CheckedDesign(Protocol):
+    """What `eras.checks` reads besides `Design` (every design of the kit offers it; a design
+    without it is checked for I1, I3 and I4 only)."""
+
+    def committed(self, group_id: str) -> dict[Partition, int]:
+        """The offset a new owner of each partition would start from now (partitions without
+        one are left out)."""
+
+    def commits(self, group_id: str) -> list[Commit]:
+        """Every commit that reached the design's authority for offsets so far, in order."""
+
+    def convergence_bound_ms(self) -> int:
+        """How long after the end of the last fault the design promises to have settled, from
+        its own timers (failure detection, then two full rebalances with every retry)."""

@@ -11,7 +11,15 @@ Nothing here changes how the cluster behaves: the adapter only reads it. What it
 - messages: every request the consumers send to a coordinator (`Network.send`, and
   FindCoordinator), counted with its answer (two messages per answered request);
 - rebalance rounds: the coordinator's `rebalance_started` events for the group
-  (`ClassicGroup` entering PreparingRebalance).
+  (`ClassicGroup` entering PreparingRebalance);
+- commits (for `eras.checks`): every OffsetCommit response the coordinator sends, read by a
+  broker response listener: accepted when answered NONE, and owned when the member's SyncGroup
+  assignment of that generation held the partition. Kafka fences by generation and member id,
+  not by partition (`ClassicGroup.validateOffsetCommit`: ILLEGAL_GENERATION,
+  UNKNOWN_MEMBER_ID), which is what keeps an expelled member's commits out; the expelled
+  member itself may still hand records to the application until its next heartbeat tells it
+  (`ConsumerCoordinator.poll`), so exclusive consumption is not guaranteed, only exclusive
+  commits.
 
 Faults map onto the cluster's own: crash, pause, leave, slow (`Cluster.slow_poll`), cut
 (`Cluster.cut_off`, healed after `duration_ms`), join (`Cluster.add_consumer`), and
@@ -33,10 +41,13 @@ from ..client.config import _KEYS as CONSUMER_KEYS
 from ..client.consumer import Consumer
 from ..client.member import MemberState
 from ..cluster import Cluster
+from ..errors import Errors
 from ..group.config import _KEYS as GROUP_KEYS
+from ..group.protocol import ConsumerProtocolAssignment
+from ..group.service import BrokerResponse
 from ..kafka_config import fields_from_properties
 from ..trace import TraceEvent
-from .api import Fault, Partition, ProcessedLedger, Scenario
+from .api import Commit, Fault, Partition, ProcessedLedger, Scenario
 
 __all__ = ["ClassicDesign", "build"]
 
@@ -106,11 +117,66 @@ class ClassicDesign:
 
         network.send = counted_send            # type: ignore[method-assign]
         network.find_coordinator = counted_find  # type: ignore[method-assign]
+        self.commit_log: dict[str, list[Commit]] = {}   # group -> its commits
+        # (group, generation, member id) -> partitions its SyncGroup response assigned
+        self._assigned: dict[tuple[str, int, str], frozenset[Partition]] = {}
+        self._last_commit: dict[tuple[str, Partition], int] = {}
+        for broker in self.cluster.brokers.values():
+            broker.service.add_response_listener(self._on_response)
 
     def _on_event(self, event: TraceEvent) -> None:
         if event.kind == "rebalance_started":
             group = event.fields.get("group")
             self._rounds[group] = self._rounds.get(group, 0) + 1
+
+    def _on_response(self, sent: BrokerResponse) -> None:
+        """Read SyncGroup and OffsetCommit responses as the coordinator sends them."""
+        if sent.api == "SyncGroup" and sent.response.error is Errors.NONE:
+            r = sent.request
+            parts = ConsumerProtocolAssignment.decode(sent.response.assignment)
+            self._assigned[(sent.group_id, r.generation_id, r.member_id)] = frozenset(
+                (tp.topic, tp.partition) for tp in parts.assigned_partitions)
+        elif sent.api == "OffsetCommit":
+            r = sent.request
+            gen = r.generation_id_or_member_epoch
+            mine = self._assigned.get((sent.group_id, gen, r.member_id), frozenset())
+            who = next((c.name for c in self.cluster.consumers.values()
+                        if c.member_id == r.member_id), r.member_id)
+            for tp in sorted(r.offsets):
+                error = sent.response.errors.get(tp, sent.response.error)
+                key = (sent.group_id, tp)
+                accepted = error is Errors.NONE
+                self.commit_log.setdefault(sent.group_id, []).append(Commit(
+                    sent.sent_ms, sent.group_id, who, tp, r.offsets[tp].offset,
+                    self._last_commit.get(key), accepted,
+                    tp in mine and sent.generation == gen))
+                if accepted:
+                    self._last_commit[key] = r.offsets[tp].offset
+
+    # -- what eras.checks reads (eras.api.CheckedDesign) ---------------------------------------
+
+    def committed(self, group_id: str) -> dict[Partition, int]:
+        """The group's offsets as its coordinator holds them (latest, what an OffsetFetch with
+        `require_stable` returns: `Cluster.committed_offsets`)."""
+        return dict(self.cluster.committed_offsets(group_id))
+
+    def commits(self, group_id: str) -> list[Commit]:
+        """Every OffsetCommit the coordinator answered, accepted (NONE) or refused."""
+        return self.commit_log.get(group_id, [])
+
+    def convergence_bound_ms(self) -> int:
+        """A session timeout to notice a dead member (plus a heartbeat interval), then two
+        rebalances, each bounded by the JoinGroup rebalance timeout (`max.poll.interval.ms`,
+        KIP-62) and the group's initial delay (the member that comes back asks for the
+        second one)."""
+        cfg = next(iter(self.cluster.consumers.values())).config \
+            if self.cluster.consumers else None
+        session = cfg.session_timeout_ms if cfg else 45_000
+        heartbeat = cfg.heartbeat_interval_ms if cfg else 3_000
+        poll = cfg.max_poll_interval_ms if cfg else 300_000
+        delay = next(iter(self.cluster.brokers.values())).service.config \
+            .group_initial_rebalance_delay_ms
+        return session + heartbeat + 2 * (poll + delay)
 
     # -- the Design contract -------------------------------------------------------------------
 

@@ -158,6 +158,7 @@ class ZookeeperConsumerConnector:
         self._busy = False                      # rebalanceLock held
         self._jobs: deque[Callable[[], Thread]] = deque()
         self._committing = False
+        self._fetch_turn = 0                    # which partition's fetcher goes first
         self._paused_until: int | None = None
         self._held: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
 
@@ -526,7 +527,13 @@ class ZookeeperConsumerConnector:
         if self.fetcher:
             cfg = self.config
             end = end_offset(self.scheduler.now, self.produce_rate_per_s)
-            for tp, info in sorted(self.fetcher.items()):
+            # every partition has its broker's fetcher thread, blocked on a full queue until
+            # there is room: they take turns (starting with the same one each time, the first
+            # partition would fill the room the application makes and starve the others)
+            order = sorted(self.fetcher.items())
+            turn = self._fetch_turn % len(order)
+            self._fetch_turn += 1
+            for tp, info in order[turn:] + order[:turn]:
                 q = self.queues[self._stream(info)]
                 if len(q) < cfg.queued_max_message_chunks and info.fetched_offset < end:
                     hi = min(end, info.fetched_offset + cfg.chunk_max_records)
