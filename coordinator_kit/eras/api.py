@@ -184,7 +184,7 @@ class Commit:
     ownership at that instant, the writer owned the partition (the owner znode held one of its
     threads; the central coordinator had started it on the partition; the member's assignment
     in the group's current generation held it); `previous`: the committed offset just before
-    (None: there was none)."""
+    (None: there was none); `reason`: why a refused one was refused (Kafka's error name)."""
 
     at_ms: int
     group: str
@@ -194,6 +194,7 @@ class Commit:
     previous: int | None
     accepted: bool = True
     owner: bool = True
+    reason: str = ""
 
 
 @runtime_checkable

@@ -21,7 +21,7 @@ an invariant holds always or it does not.
   central coordinator dies before flushing). Today's coordinator keeps it: a commit from a
   member whose generation is gone is refused (`ClassicGroup.validateOffsetCommit`:
   ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID) and offsets are replicated log records; refused
-  commits are counted in `fenced`. The ZooKeeper consumer writes offsets with a plain
+  commits are counted in `refused`. The ZooKeeper consumer writes offsets with a plain
   `updatePersistentPath`: a zombie's write is accepted.
 * **I3 bounded convergence**: after the end of the last fault, every group settles within the
   bound its design promises (`CheckedDesign.convergence_bound_ms`) and stays settled. A
@@ -130,7 +130,7 @@ class CheckReport:
     convergence: Convergence | None = None
     coverage: list[CoverageGap] = field(default_factory=list)
     commits: int = 0              # commits that reached the design's authority for offsets
-    fenced: int = 0               # of them, refused
+    refused: int = 0              # of them, refused (fenced, or no coordinator to take them)
     offsets_checked: bool = True  # False: the design does not offer `CheckedDesign`
 
     @property
@@ -148,7 +148,7 @@ class CheckReport:
                 "I1 violations": len(self.violations),
                 "I2 not owner": len(self.of_kind(NOT_OWNER)),
                 "I2 backwards": len(self.of_kind(BACKWARDS)),
-                "I2 lost": len(self.of_kind(LOST)), "commits fenced": self.fenced,
+                "I2 lost": len(self.of_kind(LOST)), "commits refused": self.refused,
                 "I3 settle_ms": None if conv is None else conv.ms,
                 "I3 bound_ms": None if conv is None else conv.bound_ms,
                 "I3 ok": None if conv is None else conv.ok,
@@ -248,7 +248,7 @@ class Checker:
             for c in commits[self._seen_commits[g]:]:
                 self.report.commits += 1
                 if not c.accepted:
-                    self.report.fenced += 1
+                    self.report.refused += 1
                     continue
                 set_now.add((c.partition, c.offset))
                 if not c.owner:

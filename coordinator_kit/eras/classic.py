@@ -149,7 +149,7 @@ class ClassicDesign:
                 self.commit_log.setdefault(sent.group_id, []).append(Commit(
                     sent.sent_ms, sent.group_id, who, tp, r.offsets[tp].offset,
                     self._last_commit.get(key), accepted,
-                    tp in mine and sent.generation == gen))
+                    tp in mine and sent.generation == gen, "" if accepted else error.name))
                 if accepted:
                     self._last_commit[key] = r.offsets[tp].offset
 

@@ -252,7 +252,8 @@ class CentralDesign:
         """The coordinator got `offset` for `tp` from `consumer` (called by the coordinator)."""
         before = self.committed_one(group_id, tp)
         self.commit_log.setdefault(group_id, []).append(Commit(
-            self.scheduler.now, group_id, consumer, tp, offset, before, accepted, owner))
+            self.scheduler.now, group_id, consumer, tp, offset, before, accepted, owner,
+            "" if accepted else "not started on it"))
 
     def committed_one(self, group_id: str, tp: Partition) -> int | None:
         coordinator = self.coordinator
