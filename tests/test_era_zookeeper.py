@@ -227,9 +227,10 @@ def test_build_makes_a_design_from_a_scenario():
 def test_every_fault_kind_is_accepted_and_the_group_settles_again(kind):
     d = build(Scenario("s"))
     d.scheduler.run_until(1000)
-    target = None if kind == "coordinator" else "consumer-9" if kind == "join" else "consumer-1"
-    duration = None if kind in ("crash", "leave", "join") else 500
-    d.apply(Fault(1000, kind, target, duration))
+    target = None if kind == "coordinator" else "consumer-9" if kind == "join" \
+        else "t" if kind == "partitions" else "consumer-1"
+    duration = None if kind in ("crash", "leave", "join", "partitions") else 500
+    d.apply(Fault(1000, kind, target, duration, 8 if kind == "partitions" else None))
     d.scheduler.run_until(30_000)
     assert d.settled(G)
     expected = {"crash": "DEAD", "leave": "SHUT_DOWN"}.get(kind, "CONSUMING")
@@ -497,8 +498,13 @@ NAMES = ("consumer-1", "consumer-2", "consumer-3", "consumer-4")
 def schedules(draw):
     faults = []
     joined = set()
+    partitions = 6
     for at in sorted(draw(st.lists(st.integers(0, 30_000), min_size=1, max_size=6))):
         kind = draw(st.sampled_from(sorted(FAULT_KINDS)))
+        if kind == "partitions":                 # topic t grows (the data watch fires)
+            partitions += 1
+            faults.append(Fault(at, kind, "t", count=partitions))
+            continue
         if kind == "join":
             name = f"joiner-{len(joined)}"
             joined.add(name)

@@ -29,7 +29,7 @@ from coordinator_kit.trace import Trace
 # consumer commits every second (so a zombie's commit lands), the central coordinator
 # flushes every 10 s
 LIKE = {"classic": {"session.timeout.ms": 6000, "heartbeat.interval.ms": 2000,
-                    "group.initial.rebalance.delay.ms": 0},
+                    "group.initial.rebalance.delay.ms": 0, "metadata.max.age.ms": 10_000},
         "zookeeper": {"auto.commit.interval.ms": 1000},
         "central": {"offsets.flush.interval.ms": 10_000}}
 
@@ -255,14 +255,20 @@ _TARGETS = ("consumer-1", "consumer-2", "consumer-3")
 @st.composite
 def _faults(draw):
     out = []
-    for _ in range(draw(st.integers(1, 3))):
+    partitions = 6
+    for i in range(draw(st.integers(1, 3))):
         kind = draw(st.sampled_from(sorted(FAULT_KINDS)))
         at = draw(st.integers(5, 25)) * 1000
         duration = draw(st.integers(1, 15)) * 1000
-        target = "consumer-4" if kind == "join" else draw(st.sampled_from(_TARGETS))
+        if kind == "partitions":
+            partitions += draw(st.integers(1, 3))
+            out.append(Fault(at, kind, "t", count=partitions))
+            continue
+        target = f"consumer-{4 + i}" if kind == "join" else draw(st.sampled_from(_TARGETS))
         out.append(Fault(at, kind, None if kind == "coordinator" else target,
                          duration if kind in ("pause", "cut", "coordinator", "slow") else None))
-    return tuple(sorted(out, key=lambda f: f.at_ms))
+    out.sort(key=lambda f: (f.at_ms, f.count or 0))
+    return tuple(out)
 
 
 @settings(max_examples=8, deadline=None, derandomize=True,
@@ -290,9 +296,10 @@ def test_under_any_fault_schedule_today_s_protocol_keeps_its_offsets(faults):
 @pytest.mark.parametrize("kind", sorted(FAULT_KINDS))
 def test_each_fault_kind_alone_under_every_design(kind):
     """Each kind once, at 15 s, for 10 s where it lasts: classic keeps I2; I4 holds for all."""
-    fault = Fault(15_000, kind, None if kind == "coordinator" else
-                  "consumer-4" if kind == "join" else "consumer-2",
-                  10_000 if kind in ("pause", "cut", "coordinator", "slow") else None)
+    fault = Fault(15_000, kind, None if kind == "coordinator" else "t" if kind == "partitions"
+                  else "consumer-4" if kind == "join" else "consumer-2",
+                  10_000 if kind in ("pause", "cut", "coordinator", "slow") else None,
+                  8 if kind == "partitions" else None)
     reports = check(Scenario(kind, faults=(fault,), run_ms=50_000, settings=LIKE))
     assert reports["classic"].offsets == []
     assert all(r.coverage == [] for r in reports.values())

@@ -41,18 +41,23 @@ FAULT_KINDS: dict[str, str] = {
                    "unreachable for duration_ms in the ZooKeeper design",
     "slow": "the consumer's processing (and so its stop / revoke) takes duration_ms per batch "
             "from now on",
+    "partitions": "the topic named by target grows to count partitions (an admin alters it): "
+                  "the ZooKeeper consumers' data watch fires, the central coordinator's watch "
+                  "fires, today's group leader notices at its next metadata refresh",
 }
 
 
 @dataclass(frozen=True)
 class Fault:
-    """One fault at a virtual instant. `target` names a consumer (none for `coordinator`);
-    `duration_ms` is needed by pause, cut, slow and (for ZooKeeper) coordinator."""
+    """One fault at a virtual instant. `target` names a consumer (none for `coordinator`, the
+    topic for `partitions`); `duration_ms` is needed by pause, cut, slow and (for ZooKeeper)
+    coordinator; `count` by partitions (the topic's new partition count)."""
 
     at_ms: int
     kind: str
     target: str | None = None
     duration_ms: int | None = None
+    count: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -60,11 +65,17 @@ class Fault:
         if not isinstance(self.at_ms, int) or isinstance(self.at_ms, bool) or self.at_ms < 0:
             raise ValueError(f"at_ms is a whole number of milliseconds >= 0, got {self.at_ms!r}")
         if self.kind != "coordinator" and not self.target:
-            raise ValueError(f"a {self.kind} fault names its consumer (target=...)")
+            what = "topic" if self.kind == "partitions" else "consumer"
+            raise ValueError(f"a {self.kind} fault names its {what} (target=...)")
         if self.kind in ("pause", "cut", "slow") and not (
                 isinstance(self.duration_ms, int) and self.duration_ms > 0):
             raise ValueError(f"a {self.kind} fault needs duration_ms > 0, got "
                              f"{self.duration_ms!r}")
+        if self.kind == "partitions" and not (
+                isinstance(self.count, int) and not isinstance(self.count, bool)
+                and self.count > 0):
+            raise ValueError(f"a partitions fault names its topic (target=...) and the new "
+                             f"partition count (count > 0), got count={self.count!r}")
 
 
 @dataclass(frozen=True)

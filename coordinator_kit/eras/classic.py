@@ -27,9 +27,16 @@ coordinator: every `__consumer_offsets` partition the group's coordinator leads 
 in-sync replica (`Cluster.move_coordinator`), as when its broker dies; the broker itself stays
 up in the kit (its dropped connections are not modelled).
 
+partitions: the topic grows in the cluster at once; the kit's consumers keep no metadata of
+their own, so the adapter plays the consumers' periodic metadata refresh (`metadata.max.age.ms`,
+300000 by default, refreshes at its multiples from time 0): at the first refresh after the
+change the group's leader finds that its assignment snapshot no longer matches the metadata
+and rejoins (`ConsumerCoordinator.rejoinNeededOrPending`: "cached metadata has changed").
+
 Settings (`Scenario.settings["classic"]`) are Kafka's keys: consumer keys
 (`session.timeout.ms`, `partition.assignment.strategy`, ...) go to every consumer, group
-coordinator keys (`group.initial.rebalance.delay.ms`, ...) to the brokers.
+coordinator keys (`group.initial.rebalance.delay.ms`, ...) to the brokers, and
+`metadata.max.age.ms` to the metadata refresh above.
 """
 
 from __future__ import annotations
@@ -81,7 +88,15 @@ class ClassicDesign:
 
     def __init__(self, topics: Mapping[str, int], *, seed: int = 0, produce_rate_per_s: int = 100,
                  settings: Mapping[str, Any] | None = None) -> None:
-        consumer_fields, group_props = _split_settings(settings or {})
+        settings = dict(settings or {}) if isinstance(settings, Mapping) else settings
+        self.metadata_max_age_ms = 300_000
+        if isinstance(settings, dict) and "metadata.max.age.ms" in settings:
+            age = settings.pop("metadata.max.age.ms")
+            if isinstance(age, bool) or not isinstance(age, int) or age < 1:
+                raise ValueError(f"metadata.max.age.ms is a whole number of milliseconds >= 1, "
+                                 f"got {age!r}")
+            self.metadata_max_age_ms = age
+        consumer_fields, group_props = _split_settings(settings)
         self.cluster = Cluster(topics=dict(topics), seed=seed, produce_rate_per_s=produce_rate_per_s,
                                group_config=group_props or None,
                                consumer_defaults=consumer_fields)
@@ -193,6 +208,12 @@ class ClassicDesign:
 
     def apply(self, fault: Fault) -> None:
         c, who = self.cluster, fault.target
+        target = c.consumers.get(who) if fault.kind not in ("join", "partitions",  # type: ignore
+                                                             "coordinator") else None
+        if target is not None and (target.crashed or target.closed):
+            # a dead process feels nothing (as in the other designs); the cluster would refuse
+            self.trace.record("classic_fault_ignored", who or "", "INFO", {"fault": fault.kind})
+            return
         if fault.kind == "crash":
             c.crash(who)
         elif fault.kind == "pause":
@@ -207,6 +228,8 @@ class ClassicDesign:
         elif fault.kind == "cut":
             c.cut_off(who, True)
             self.scheduler.call_later(fault.duration_ms, self._heal, who, name=f"heal {who}")
+        elif fault.kind == "partitions":
+            self.add_partitions(who, fault.count)  # type: ignore[arg-type]
         elif fault.kind == "coordinator":
             group = next(iter(self._groups), "group-1")
             dead = c.coordinator_for(group)
@@ -215,6 +238,31 @@ class ClassicDesign:
                     c.move_coordinator(tp.partition)
         else:  # pragma: no cover - Fault refuses other kinds
             raise ValueError(fault.kind)
+
+    def add_partitions(self, topic: str, count: int) -> None:
+        """Grow `topic` to `count` partitions now; each group's leader notices at the next
+        metadata refresh (a multiple of `metadata.max.age.ms`) and rejoins."""
+        before = self.cluster.topics.get(topic)
+        if before is None or count <= before:
+            raise ValueError(f"topic {topic!r} has {before} partitions; give a known topic and "
+                             f"a larger count, got {count!r}")
+        self.cluster.topics[topic] = count
+        age = self.metadata_max_age_ms
+        refresh = (self.scheduler.now // age + 1) * age
+        self.scheduler.call_at(refresh, self._metadata_refreshed, topic, before, count,
+                               name=f"metadata refresh {topic}")
+
+    def _metadata_refreshed(self, topic: str, before: int, count: int) -> None:
+        for group_id in self._groups:
+            if topic not in self._topics.get(group_id, ()):
+                continue
+            leader = self.cluster.group(group_id).get("leader")
+            for consumer in self._members(group_id):
+                if consumer.member_id == leader and consumer.member_id:
+                    consumer.request_rejoin(
+                        "cached metadata has changed",
+                        f"cached metadata has changed from {{{topic}={before}}} at the "
+                        f"beginning of the rebalance to {{{topic}={count}}}")
 
     def _heal(self, name: str) -> None:
         consumer = self.cluster.consumers[name]

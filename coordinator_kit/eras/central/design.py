@@ -149,6 +149,9 @@ class CentralDesign:
         if kind == "coordinator":
             self.kill_coordinator(fault.duration_ms)
             return
+        if kind == "partitions":
+            self.add_partitions(fault.target, fault.count)  # type: ignore[arg-type]
+            return
         name = fault.target
         if kind == "join":
             old = self.consumers.get(name)  # type: ignore[arg-type]

@@ -12,7 +12,10 @@ consumers at time 0. Faults, as `eras.api.FAULT_KINDS` defines them:
 * cut: the consumer cannot reach ZooKeeper but still fetches from the brokers;
 * coordinator: ZooKeeper is unreachable for duration_ms (required here);
 * slow: the application takes duration_ms per chunk from now on (a rebalance does not wait
-  for it: 0.8.2 never waits for the application).
+  for it: 0.8.2 never waits for the application);
+* partitions: `/brokers/topics/<topic>` is rewritten with more partitions (as
+  `kafka-topics.sh --alter` did): every consumer's data watch fires and each rebalances
+  (`ZKTopicPartitionChangeListener`).
 
 Checkers for what went wrong, read by tests and notebooks: `zombie_commits` (offset writes
 accepted from a consumer that did not own the partition), `collisions` (NodeExists on an owner
@@ -117,6 +120,9 @@ class ZookeeperDesign:
                                  "outage and needs duration_ms")
             self.ensemble.outage(fault.duration_ms)
             return
+        if kind == "partitions":
+            self.add_partitions(who, fault.count)  # type: ignore[arg-type]
+            return
         if kind == "join":
             group = next(iter(self.groups), "group-1")
             old = self.consumers.get(who)       # type: ignore[arg-type]
@@ -144,6 +150,16 @@ class ZookeeperDesign:
             c.processing_ms = fault.duration_ms  # type: ignore[assignment]
         else:  # pragma: no cover - Fault refuses other kinds
             raise ValueError(kind)
+
+    def add_partitions(self, topic: str, count: int) -> None:
+        """Grow `topic` to `count` partitions: its `/brokers/topics/<topic>` znode changes."""
+        if topic not in self.topics or count <= self.topics[topic]:
+            raise ValueError(f"topic {topic!r} has {self.topics.get(topic)} partitions; give "
+                             f"a known topic and a larger count, got {count!r}")
+        self.topics[topic] = count
+        self.ensemble.set_by_admin(f"/brokers/topics/{topic}", json.dumps(
+            {"version": 1, "partitions": {str(p): [p % BROKERS] for p in range(count)}},
+            separators=(",", ":")))
 
     def fetching(self, group_id: str) -> dict[Partition, frozenset[str]]:
         out: dict[Partition, set[str]] = {tp: set() for tp in self._partitions(group_id)}
