@@ -119,6 +119,11 @@ class ProcessedLedger:
         # called as on_processed(consumer, partition, start, end) on every hand-over (checkers)
         self.on_processed: Any = None
 
+    def processed_to(self, partition: Partition, group: str = "") -> int:
+        """How far the group has processed `partition`: the end of its highest range (0)."""
+        ranges = self._done.get((group, partition))
+        return ranges[-1][1] if ranges else 0
+
     def processed(self, consumer: str, partition: Partition, start: int, end: int) -> int:
         """Record [start, end) as processed by `consumer`; returns how many were repeats."""
         if end <= start:

@@ -121,6 +121,17 @@ class CentralDesign:
         self.topics[topic] = count
         self.zk.set(f"/brokers/topics/{topic}", count)
 
+    def lose_reply(self, consumer: str, kind: str = "StartFetcherResponse") -> None:
+        """The next `kind` message `consumer` sends the coordinator is lost on the way, the
+        socket staying up (not one of the shared fault kinds: a lost reply means something
+        else in each design)."""
+        kinds = ("PingResponse", "StopFetcherResponse", "StartFetcherResponse")
+        if consumer not in self.consumers or kind not in kinds:
+            raise ValueError(f"lose_reply takes a consumer of this design "
+                             f"({', '.join(sorted(self.consumers))}) and one of "
+                             f"{', '.join(kinds)}; got {consumer!r}, {kind!r}")
+        self.network.lose_next.setdefault(consumer, set()).add(kind)
+
     def count_round(self, group_id: str) -> None:
         self._rounds[group_id] += 1
 
