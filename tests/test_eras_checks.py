@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from coordinator_kit.clock import Scheduler
 from coordinator_kit.eras.api import (FAULT_KINDS, CheckedDesign, Commit, Design, Fault,
                                       ProcessedLedger, Scenario)
-from coordinator_kit.eras.checks import (BACKWARDS, LOST, NOT_OWNER, Checker, Convergence,
-                                         check, fault_end_ms)
+from coordinator_kit.eras.checks import (BACKWARDS, LOST, NOT_OWNER, Convergence, check,
+                                         fault_end_ms)
 from coordinator_kit.eras.compare import DESIGNS, build, compare, measure
 from coordinator_kit.trace import Trace
 

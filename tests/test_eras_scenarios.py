@@ -245,8 +245,9 @@ def test_s11_a_consumer_cut_off_from_the_coordinator_only():
     """Still reaching the brokers. Central: failed after `ping.max.missed` pings, it stops by
     itself when `silence` (its session) runs out: the overlap is the difference of the two
     timers, none with the defaults (6 s of silence < 3 missed pings of 2 s), two seconds
-    with one missed ping (failed about 4 s after its last answer). Classic: evicted after the session timeout, it fetches on until it
-    reaches the coordinator again and hears it was evicted; its commits are refused.
+    with one missed ping (failed about 4 s after its last answer). Classic: evicted after
+    the session timeout, it fetches on until it reaches the coordinator again and hears it
+    was evicted; its commits are refused.
     ZooKeeper: its session expires, the others take its partitions, it fetches on and its
     commit on reconnect is accepted."""
     s = Scenario("s11", faults=(F(20_000, "cut", "consumer-2", 30_000),), run_ms=80_000,

@@ -14,7 +14,7 @@ the same thing in every design.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -117,7 +117,7 @@ class ProcessedLedger:
         self.by_consumer: dict[str, int] = {}                # duplicates each one processed
         self.records = 0
         # called as on_processed(consumer, partition, start, end) on every hand-over (checkers)
-        self.on_processed: Any = None
+        self.on_processed: Callable[[str, Partition, int, int], None] | None = None
 
     def processed_to(self, partition: Partition, group: str = "") -> int:
         """How far the group has processed `partition`: the end of its highest range (0)."""

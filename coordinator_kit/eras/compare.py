@@ -108,7 +108,7 @@ def measure(design: Design, scenario: Scenario, *, checks: bool = True) -> Measu
     def sample(now: int) -> None:
         nonlocal n_unowned, n_double, max_unowned, max_double, settled_since
         n_unowned = n_double = 0
-        seen = {}
+        seen: dict[str, dict[Partition, frozenset[str]]] = {}
         for g in groups:
             seen[g] = fetching = design.fetching(g)
             for tp, who in fetching.items():
