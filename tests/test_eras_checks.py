@@ -304,3 +304,15 @@ def test_each_fault_kind_alone_under_every_design(kind):
     assert reports["classic"].offsets == []
     assert all(r.coverage == [] for r in reports.values())
     assert all(r.convergence is not None for r in reports.values())
+
+
+def test_the_comparison_keeps_its_table_and_adds_the_checks_beside_it():
+    c = compare(Scenario("t", faults=(Fault(5_000, "crash", "consumer-2"),), run_ms=20_000,
+                         settings=LIKE), ["central", "classic"])
+    assert list(c.rows()[0]) == ["design", "settle_ms", "unowned_ms", "max_unowned",
+                                 "double_ms", "max_double", "messages", "rounds", "duplicates"]
+    rows = c.check_rows()
+    assert [r["design"] for r in rows] == [m.title for m in c.measures]
+    assert {"I1 windows", "I1 violations", "I2 not owner", "I2 backwards", "I2 lost",
+            "commits refused", "I3 settle_ms", "I3 bound_ms", "I3 ok", "I4 gaps"} < set(rows[0])
+    assert measure(build("classic", c.scenario), c.scenario, checks=False).checks is None
