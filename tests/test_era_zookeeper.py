@@ -8,7 +8,7 @@ table, its range assignment, `syncedRebalance` with owner claims and backoff, se
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from coordinator_kit.clock import Scheduler
@@ -227,9 +227,10 @@ def test_build_makes_a_design_from_a_scenario():
 def test_every_fault_kind_is_accepted_and_the_group_settles_again(kind):
     d = build(Scenario("s"))
     d.scheduler.run_until(1000)
-    target = None if kind == "coordinator" else "consumer-9" if kind == "join" else "consumer-1"
-    duration = None if kind in ("crash", "leave", "join") else 500
-    d.apply(Fault(1000, kind, target, duration))
+    target = None if kind == "coordinator" else "consumer-9" if kind == "join" \
+        else "t" if kind == "partitions" else "consumer-1"
+    duration = None if kind in ("crash", "leave", "join", "partitions") else 500
+    d.apply(Fault(1000, kind, target, duration, 8 if kind == "partitions" else None))
     d.scheduler.run_until(30_000)
     assert d.settled(G)
     expected = {"crash": "DEAD", "leave": "SHUT_DOWN"}.get(kind, "CONSUMING")
@@ -497,8 +498,13 @@ NAMES = ("consumer-1", "consumer-2", "consumer-3", "consumer-4")
 def schedules(draw):
     faults = []
     joined = set()
+    partitions = 6
     for at in sorted(draw(st.lists(st.integers(0, 30_000), min_size=1, max_size=6))):
         kind = draw(st.sampled_from(sorted(FAULT_KINDS)))
+        if kind == "partitions":                 # topic t grows (the data watch fires)
+            partitions += 1
+            faults.append(Fault(at, kind, "t", count=partitions))
+            continue
         if kind == "join":
             name = f"joiner-{len(joined)}"
             joined.add(name)
@@ -512,8 +518,11 @@ def schedules(draw):
     return tuple(faults)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(schedules(), st.integers(1, 4))
+@example((Fault(2, "pause", "consumer-1", 7000), Fault(3, "coordinator", None, 300),
+          Fault(3, "coordinator", None, 300), Fault(3304, "cut", "consumer-1", 3000)), 1)
 def test_any_fault_schedule_runs_and_ends_at_rest(faults, retries):
     """Never crashes; the ledger adds up; once the faults are over (plus the session timeout,
     the retries and their backoff) every group is settled, unless a member exhausted its

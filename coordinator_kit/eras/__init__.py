@@ -7,5 +7,6 @@
 - `eras.classic`: today's group coordinator (the kit's `Cluster`), seen through the same lens.
 
 `eras.api` is what the three have in common (a scenario, the faults, what is measured);
-`eras.compare` runs one scenario under each and tabulates the differences.
+`eras.compare` runs one scenario under each and tabulates the differences; `eras.checks` runs
+the checker hooks I1-I4 over the same runs (docs/eras-compare.md).
 """

@@ -14,7 +14,7 @@ the same thing in every design.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,7 +22,7 @@ from ..clock import Scheduler
 from ..trace import Trace
 
 __all__ = ["Fault", "FAULT_KINDS", "Scenario", "Design", "ProcessedLedger", "end_offset",
-           "Partition"]
+           "Partition", "Commit", "CheckedDesign"]
 
 Partition = tuple[str, int]
 """(topic, partition): designs from before `TopicPartition` existed use plain pairs."""
@@ -41,18 +41,23 @@ FAULT_KINDS: dict[str, str] = {
                    "unreachable for duration_ms in the ZooKeeper design",
     "slow": "the consumer's processing (and so its stop / revoke) takes duration_ms per batch "
             "from now on",
+    "partitions": "the topic named by target grows to count partitions (an admin alters it): "
+                  "the ZooKeeper consumers' data watch fires, the central coordinator's watch "
+                  "fires, today's group leader notices at its next metadata refresh",
 }
 
 
 @dataclass(frozen=True)
 class Fault:
-    """One fault at a virtual instant. `target` names a consumer (none for `coordinator`);
-    `duration_ms` is needed by pause, cut, slow and (for ZooKeeper) coordinator."""
+    """One fault at a virtual instant. `target` names a consumer (none for `coordinator`, the
+    topic for `partitions`); `duration_ms` is needed by pause, cut, slow and (for ZooKeeper)
+    coordinator; `count` by partitions (the topic's new partition count)."""
 
     at_ms: int
     kind: str
     target: str | None = None
     duration_ms: int | None = None
+    count: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -60,11 +65,17 @@ class Fault:
         if not isinstance(self.at_ms, int) or isinstance(self.at_ms, bool) or self.at_ms < 0:
             raise ValueError(f"at_ms is a whole number of milliseconds >= 0, got {self.at_ms!r}")
         if self.kind != "coordinator" and not self.target:
-            raise ValueError(f"a {self.kind} fault names its consumer (target=...)")
+            what = "topic" if self.kind == "partitions" else "consumer"
+            raise ValueError(f"a {self.kind} fault names its {what} (target=...)")
         if self.kind in ("pause", "cut", "slow") and not (
                 isinstance(self.duration_ms, int) and self.duration_ms > 0):
             raise ValueError(f"a {self.kind} fault needs duration_ms > 0, got "
                              f"{self.duration_ms!r}")
+        if self.kind == "partitions" and not (
+                isinstance(self.count, int) and not isinstance(self.count, bool)
+                and self.count > 0):
+            raise ValueError(f"a partitions fault names its topic (target=...) and the new "
+                             f"partition count (count > 0), got count={self.count!r}")
 
 
 @dataclass(frozen=True)
@@ -105,11 +116,20 @@ class ProcessedLedger:
         self.duplicates = 0                                  # records processed again
         self.by_consumer: dict[str, int] = {}                # duplicates each one processed
         self.records = 0
+        # called as on_processed(consumer, partition, start, end) on every hand-over (checkers)
+        self.on_processed: Callable[[str, Partition, int, int], None] | None = None
+
+    def processed_to(self, partition: Partition, group: str = "") -> int:
+        """How far the group has processed `partition`: the end of its highest range (0)."""
+        ranges = self._done.get((group, partition))
+        return ranges[-1][1] if ranges else 0
 
     def processed(self, consumer: str, partition: Partition, start: int, end: int) -> int:
         """Record [start, end) as processed by `consumer`; returns how many were repeats."""
         if end <= start:
             return 0
+        if self.on_processed is not None:
+            self.on_processed(consumer, partition, start, end)
         self.records += end - start
         key = (self.groups.get(consumer, ""), partition)
         ranges = self._done.setdefault(key, [])
@@ -169,3 +189,42 @@ class Design(Protocol):
 
     def log_lines(self, level: str = "INFO") -> list[str]:
         """The log lines the run wrote, in that era's style."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    """An offset commit as the design's authority for offsets judged it when it arrived.
+
+    `accepted`: the offset was taken (written to ZooKeeper, kept by the central coordinator,
+    answered NONE by the group coordinator); `owner`: by that authority's own record of
+    ownership at that instant, the writer owned the partition (the owner znode held one of its
+    threads; the central coordinator had started it on the partition; the member's assignment
+    in the group's current generation held it); `previous`: the committed offset just before
+    (None: there was none); `reason`: why a refused one was refused (Kafka's error name)."""
+
+    at_ms: int
+    group: str
+    consumer: str
+    partition: Partition
+    offset: int
+    previous: int | None
+    accepted: bool = True
+    owner: bool = True
+    reason: str = ""
+
+
+@runtime_checkable
+class CheckedDesign(Protocol):
+    """What `eras.checks` reads besides `Design` (every design of the kit offers it; a design
+    without it is checked for I1, I3 and I4 only)."""
+
+    def committed(self, group_id: str) -> dict[Partition, int]:
+        """The offset a new owner of each partition would start from now (partitions without
+        one are left out)."""
+
+    def commits(self, group_id: str) -> list[Commit]:
+        """Every commit that reached the design's authority for offsets so far, in order."""
+
+    def convergence_bound_ms(self) -> int:
+        """How long after the end of the last fault the design promises to have settled, from
+        its own timers (failure detection, then two full rebalances with every retry)."""

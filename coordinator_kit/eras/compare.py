@@ -18,6 +18,9 @@ compared; a scenario without faults is measured from 0):
 - messages: requests and replies exchanged with the coordinator or ZooKeeper;
 - rounds: rebalance rounds begun;
 - duplicates: records handed to the application more than once (whole run).
+
+The same samples feed the checker hooks I1-I4 (`eras.checks`), over the whole run:
+`Measures.checks` holds their report, `Comparison.check_rows()` tabulates them.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .api import Design, Partition, Scenario
+from .checks import CheckReport, Checker
 
 __all__ = ["DESIGNS", "Measures", "Comparison", "build", "measure", "compare"]
 
@@ -69,6 +73,8 @@ class Measures:
     duplicates: int
     # (time, group, partition, consumers) each time a partition's consumers changed
     changes: list[tuple[int, str, Partition, frozenset[str]]] = field(default_factory=list)
+    # the checker hooks I1-I4 over the whole run (None when measured without them)
+    checks: CheckReport | None = None
 
     def row(self) -> dict[str, Any]:
         return {"design": self.title, "settle_ms": self.settle_ms, "unowned_ms": self.unowned_ms,
@@ -77,14 +83,16 @@ class Measures:
                 "duplicates": self.duplicates}
 
 
-def measure(design: Design, scenario: Scenario) -> Measures:
-    """Run `design` (as built, at time 0) through `scenario` and measure it."""
+def measure(design: Design, scenario: Scenario, *, checks: bool = True) -> Measures:
+    """Run `design` (as built, at time 0) through `scenario` and measure it (and, with
+    `checks`, run the checker hooks of `eras.checks` over it)."""
     sched = design.scheduler
     groups = list(scenario.consumers)
     design.ledger.groups.update({name: g for g, names in scenario.consumers.items()
                                  for name in names})
     design.ledger.groups.update({f.target: groups[0] for f in scenario.faults
                                  if f.kind == "join" and f.target})
+    checker = Checker(design, scenario) if checks else None
     faults = sorted(scenario.faults, key=lambda f: f.at_ms)
     start = faults[0].at_ms if faults else 0
     last_fault = faults[-1].at_ms if faults else 0
@@ -100,8 +108,10 @@ def measure(design: Design, scenario: Scenario) -> Measures:
     def sample(now: int) -> None:
         nonlocal n_unowned, n_double, max_unowned, max_double, settled_since
         n_unowned = n_double = 0
+        seen: dict[str, dict[Partition, frozenset[str]]] = {}
         for g in groups:
-            for tp, who in design.fetching(g).items():
+            seen[g] = fetching = design.fetching(g)
+            for tp, who in fetching.items():
                 if state.get((g, tp)) != who:
                     state[(g, tp)] = who
                     changes.append((now, g, tp, who))
@@ -110,7 +120,10 @@ def measure(design: Design, scenario: Scenario) -> Measures:
         if now >= start:
             max_unowned = max(max_unowned, n_unowned)
             max_double = max(max_double, n_double)
-        if all(design.settled(g) for g in groups):
+        settled = {g: design.settled(g) for g in groups}
+        if checker is not None:
+            checker.sample(now, seen, settled)
+        if all(settled.values()):
             if settled_since is None:
                 settled_since = now
         else:
@@ -156,7 +169,8 @@ def measure(design: Design, scenario: Scenario) -> Measures:
     return Measures(design.name, design.title, settle, unowned_ms, max_unowned, double_ms,
                     max_double, design.coordination_messages() - messages_at_start,
                     sum(design.rebalance_rounds(g) for g in groups) - rounds_at_start,
-                    design.ledger.duplicates, changes)
+                    design.ledger.duplicates, changes,
+                    None if checker is None else checker.finish(end))
 
 
 @dataclass
@@ -168,6 +182,10 @@ class Comparison:
 
     def rows(self) -> list[dict[str, Any]]:
         return [m.row() for m in self.measures]
+
+    def check_rows(self) -> list[dict[str, Any]]:
+        """The checker hooks' counts, one row per design (`CheckReport.row`)."""
+        return [m.checks.row() for m in self.measures if m.checks is not None]
 
     def to_pandas(self) -> Any:
         import pandas as pd  # only the views need pandas

@@ -234,7 +234,9 @@ class Coordinator:
         m.outstanding = False
         m.missed = 0
         for tp, offset in msg["offsets"].items():
-            if tp in m.owned:                    # [kit choice] offsets of others ignored
+            owned = tp in m.owned
+            self.design.offset_reported(m.group, m.consumer_id, tp, offset, owned, owned)
+            if owned:                            # [kit choice] offsets of others ignored
                 m.last_reported_offsets[tp] = offset
                 self.offsets_cache[(m.group, tp)] = offset
 
@@ -370,6 +372,8 @@ class Coordinator:
             # retry still takes its offsets); untagged, a late reply may speak for another
             # attempt's partitions and is believed (the draft's ambiguity)
             if tp in m.owned or not self.config.tag_rebalance_messages:
+                self.design.offset_reported(m.group, m.consumer_id, tp, offset, True,
+                                            tp in m.owned)
                 group.collected_offsets[tp] = offset
                 m.last_reported_offsets[tp] = offset
         group.awaiting.discard(m.consumer_id)

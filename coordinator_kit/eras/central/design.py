@@ -18,7 +18,7 @@ from typing import Any
 
 from ...clock import Scheduler
 from ...trace import Trace
-from ..api import FAULT_KINDS, Fault, Partition, ProcessedLedger, Scenario
+from ..api import FAULT_KINDS, Commit, Fault, Partition, ProcessedLedger, Scenario
 from .consumer import CentralConsumer
 from .coordinator import Coordinator, Group
 from .network import ELECTION_PATH, Broker, Network
@@ -61,6 +61,7 @@ class CentralDesign:
         self.members_of: dict[str, list[str]] = {}
         self._rounds: Counter[str] = Counter()
         self.processed_by: Counter[str] = Counter()     # records handed over, per consumer name
+        self.commit_log: dict[str, list[Commit]] = {}   # group -> its commits
         for b in self.brokers.values():
             self._start_broker(b)
 
@@ -120,6 +121,17 @@ class CentralDesign:
         self.topics[topic] = count
         self.zk.set(f"/brokers/topics/{topic}", count)
 
+    def lose_reply(self, consumer: str, kind: str = "StartFetcherResponse") -> None:
+        """The next `kind` message `consumer` sends the coordinator is lost on the way, the
+        socket staying up (not one of the shared fault kinds: a lost reply means something
+        else in each design)."""
+        kinds = ("PingResponse", "StopFetcherResponse", "StartFetcherResponse")
+        if consumer not in self.consumers or kind not in kinds:
+            raise ValueError(f"lose_reply takes a consumer of this design "
+                             f"({', '.join(sorted(self.consumers))}) and one of "
+                             f"{', '.join(kinds)}; got {consumer!r}, {kind!r}")
+        self.network.lose_next.setdefault(consumer, set()).add(kind)
+
     def count_round(self, group_id: str) -> None:
         self._rounds[group_id] += 1
 
@@ -147,6 +159,9 @@ class CentralDesign:
                           {"kind": kind, "target": fault.target, "duration_ms": fault.duration_ms})
         if kind == "coordinator":
             self.kill_coordinator(fault.duration_ms)
+            return
+        if kind == "partitions":
+            self.add_partitions(fault.target, fault.count)  # type: ignore[arg-type]
             return
         name = fault.target
         if kind == "join":
@@ -225,6 +240,54 @@ class CentralDesign:
 
     def log_lines(self, level: str = "INFO") -> list[str]:
         return self.trace.lines(level=level)
+
+    # -- what eras.checks reads (eras.api.CheckedDesign) ---------------------------------------
+
+    def committed(self, group_id: str) -> dict[Partition, int]:
+        """Where a new owner would start now, the coordinator's rule C11 without the offsets of
+        a running rebalance: the live coordinator's offsets cache (ping and stop replies, its
+        auto-commit), else what was flushed to ZooKeeper. With the coordinator dead, only the
+        flushed offsets are left: whatever it collected since its last flush is lost."""
+        out: dict[Partition, int] = {}
+        for tp in self.partitions(group_id):
+            offset = self.committed_one(group_id, tp)
+            if offset is not None:
+                out[tp] = offset
+        return out
+
+    def commits(self, group_id: str) -> list[Commit]:
+        """Offsets the coordinator received in ping and stop-fetcher replies: accepted when it
+        had started the sender on the partition (C5; C11 takes any partition when
+        `tag_rebalance_messages` is off, the draft's ambiguity)."""
+        return self.commit_log.get(group_id, [])
+
+    def offset_reported(self, group_id: str, consumer: str, tp: Partition, offset: int,
+                        accepted: bool, owner: bool) -> None:
+        """The coordinator got `offset` for `tp` from `consumer` (called by the coordinator)."""
+        before = self.committed_one(group_id, tp)
+        self.commit_log.setdefault(group_id, []).append(Commit(
+            self.scheduler.now, group_id, consumer, tp, offset, before, accepted, owner,
+            "" if accepted else "not started on it"))
+
+    def committed_one(self, group_id: str, tp: Partition) -> int | None:
+        coordinator = self.coordinator
+        if coordinator is not None and (group_id, tp) in coordinator.offsets_cache:
+            return coordinator.offsets_cache[(group_id, tp)]
+        stored = self.zk.nodes.get(f"/consumers/{group_id}/offsets/{tp[0]}/{tp[1]}")
+        return None if stored is None else int(stored)  # type: ignore[call-overload]
+
+    def convergence_bound_ms(self) -> int:
+        """Failure detection (`ping.max.missed` + 1 ping intervals), a coordinator failover
+        (its ZooKeeper session, then a consumer's `silence` and `rediscovery.backoff.ms`), then
+        two full rebalances with every retry, each attempt two reply timeouts and a backoff
+        (a failed consumer that comes back asks for the second one)."""
+        cfg = self.config
+        session = cfg.session_timeout_ms
+        reply = cfg.rebalance_reply_timeout_ms or session
+        detect = cfg.ping_interval_for(session) * (cfg.ping_max_missed + 1)
+        failover = cfg.coordinator_zk_session_timeout_ms + session + cfg.rediscovery_backoff_ms
+        return detect + failover + 2 * cfg.rebalance_max_retries * (2 * reply
+                                                                    + cfg.rebalance_backoff_ms)
 
     # -- runs ----------------------------------------------------------------------------------
 

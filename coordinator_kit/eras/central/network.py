@@ -79,6 +79,7 @@ class Network:
         self.zk = zk
         self.messages = 0
         self.cut_until: dict[str, int] = {}
+        self.lose_next: dict[str, set[str]] = {}   # consumer -> kinds of its next reply to lose
         self.connections: list[Connection] = []
         self._ids = itertools.count(1)
 
@@ -136,6 +137,10 @@ class Network:
 
     def send_to_broker(self, conn: Connection, msg: Message) -> None:
         self.messages += 1
+        lost = self.lose_next.get(conn.consumer.name)
+        if lost and msg.kind in lost:            # lost on the way; the socket stays up
+            lost.discard(msg.kind)
+            return
         self._later(self._to_broker, conn, msg)
 
     def _to_broker(self, conn: Connection, msg: Message) -> None:

@@ -132,7 +132,13 @@ class ZkClient:
 
     def _pong(self) -> None:
         """The server answered: the link works again, so what waited on either side goes
-        (TCP delivers what a short cut held back; the client never noticed the cut)."""
+        (TCP delivers what a short cut held back; the client never noticed the cut). A
+        session the server expired meanwhile gets no answer but a closed connection: the close
+        the server sent at expiry may have been lost in a cut, the next ping finds out."""
+        if self.connected and not self.ensemble.session_alive(self.sid):
+            self.log.log("ZK-SOCKET-CLOSED", session=f"{self.sid:x}")
+            self._disconnected()
+            return
         self.last_heard = self.scheduler.now
         if self.connected:
             self._flush()

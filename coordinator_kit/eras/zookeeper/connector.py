@@ -94,6 +94,13 @@ class Chunk:
 Thread = Generator[Any, Any, Any]
 
 
+class NotRegistered(Exception):
+    """This consumer's own registration is not among the group's: its session expired and
+    its ephemeral ids znode went between two reads (0.8.2's RangeAssignor asserts
+    `myConsumerPosition >= 0`; the AssertionError fails the attempt, "exception during
+    rebalance", and syncedRebalance backs off and tries again)."""
+
+
 class _Task:
     """Drives one thread (a generator) through ZooKeeper replies and sleeps."""
 
@@ -339,7 +346,7 @@ class ZookeeperConsumerConnector:
             self.log.log("ZC-REBAL-BEGIN", member=cid, attempt=attempt)
             try:
                 done = yield from self._rebalance()
-            except ZkError as exc:     # "exception during rebalance": a node vanished mid-read
+            except (ZkError, NotRegistered) as exc:  # "exception during rebalance"
                 self.plain.event("zk_rebalance_exception", "INFO", error=str(exc))
                 done = False
             self.log.log("ZC-REBAL-END", member=cid, attempt=attempt)
@@ -425,6 +432,8 @@ class ZookeeperConsumerConnector:
         if self.config.partition_assignment_strategy == "roundrobin":
             threads = [f"{m}-{i}" for m, sub in subscriptions.items()
                        for i in range(max(sub.values(), default=0))]
+            if not set(mine) <= set(threads):
+                raise NotRegistered(f"{self.consumer_id} is not among the registered consumers")
             for tid, tps in roundrobin_share(partitions, threads, mine).items():
                 for tp in tps:
                     self.plain.log("ZC-CLAIM", thread=tid, partition=tp[1])
@@ -433,6 +442,9 @@ class ZookeeperConsumerConnector:
         for t in self.topics:
             threads = sorted(f"{m}-{i}" for m, sub in subscriptions.items()
                              for i in range(sub.get(t, 0)))
+            if not set(mine) <= set(threads):
+                raise NotRegistered(f"{self.consumer_id} is not among the consumers of {t} "
+                                    f"registered in ZooKeeper")
             self.plain.log("ZC-RANGE", member=self.consumer_id,
                            partitions=f"ArrayBuffer({', '.join(map(str, partitions[t]))})",
                            topic=t, consumers=f"List({', '.join(threads)})")

@@ -12,7 +12,10 @@ consumers at time 0. Faults, as `eras.api.FAULT_KINDS` defines them:
 * cut: the consumer cannot reach ZooKeeper but still fetches from the brokers;
 * coordinator: ZooKeeper is unreachable for duration_ms (required here);
 * slow: the application takes duration_ms per chunk from now on (a rebalance does not wait
-  for it: 0.8.2 never waits for the application).
+  for it: 0.8.2 never waits for the application);
+* partitions: `/brokers/topics/<topic>` is rewritten with more partitions (as
+  `kafka-topics.sh --alter` did): every consumer's data watch fires and each rebalances
+  (`ZKTopicPartitionChangeListener`).
 
 Checkers for what went wrong, read by tests and notebooks: `zombie_commits` (offset writes
 accepted from a consumer that did not own the partition), `collisions` (NodeExists on an owner
@@ -28,7 +31,7 @@ from typing import Any
 
 from ...clock import Scheduler
 from ...trace import Trace
-from ..api import Fault, Partition, ProcessedLedger, Scenario
+from ..api import Commit, Fault, Partition, ProcessedLedger, Scenario
 from .assign import range_share, roundrobin_share
 from .config import ZookeeperConsumerConfig
 from .connector import ZookeeperConsumerConnector, ids_dir, owner_path
@@ -65,6 +68,7 @@ class ZookeeperDesign:
         self.consumers: dict[str, ZookeeperConsumerConnector] = {}
         self.groups: dict[str, list[str]] = {}
         self.zombie_commits: list[tuple[int, str, Partition, int]] = []
+        self.commit_log: dict[str, list[Commit]] = {}   # group -> its commits
         self.ensemble.on_write = self._written
         for b in range(BROKERS):
             self.ensemble.ensure_path(f"/brokers/ids/{b}", json.dumps(
@@ -116,6 +120,9 @@ class ZookeeperDesign:
                                  "outage and needs duration_ms")
             self.ensemble.outage(fault.duration_ms)
             return
+        if kind == "partitions":
+            self.add_partitions(who, fault.count)  # type: ignore[arg-type]
+            return
         if kind == "join":
             group = next(iter(self.groups), "group-1")
             old = self.consumers.get(who)       # type: ignore[arg-type]
@@ -143,6 +150,16 @@ class ZookeeperDesign:
             c.processing_ms = fault.duration_ms  # type: ignore[assignment]
         else:  # pragma: no cover - Fault refuses other kinds
             raise ValueError(kind)
+
+    def add_partitions(self, topic: str, count: int) -> None:
+        """Grow `topic` to `count` partitions: its `/brokers/topics/<topic>` znode changes."""
+        if topic not in self.topics or count <= self.topics[topic]:
+            raise ValueError(f"topic {topic!r} has {self.topics.get(topic)} partitions; give "
+                             f"a known topic and a larger count, got {count!r}")
+        self.topics[topic] = count
+        self.ensemble.set_by_admin(f"/brokers/topics/{topic}", json.dumps(
+            {"version": 1, "partitions": {str(p): [p % BROKERS] for p in range(count)}},
+            separators=(",", ":")))
 
     def fetching(self, group_id: str) -> dict[Partition, frozenset[str]]:
         out: dict[Partition, set[str]] = {tp: set() for tp in self._partitions(group_id)}
@@ -191,6 +208,33 @@ class ZookeeperDesign:
 
     def log_lines(self, level: str = "INFO") -> list[str]:
         return self.trace.lines(level=level)
+
+    # -- what eras.checks reads (eras.api.CheckedDesign) ---------------------------------------
+
+    def committed(self, group_id: str) -> dict[Partition, int]:
+        """The offsets znodes `/consumers/<group>/offsets/<topic>/<partition>`: where a new
+        owner starts (`ZookeeperConsumerConnector.fetchOffsets`)."""
+        out: dict[Partition, int] = {}
+        nodes = self.ensemble.nodes
+        for tp in self._partitions(group_id):
+            node = nodes.get(f"/consumers/{group_id}/offsets/{tp[0]}/{tp[1]}")
+            if node is not None and node.data:
+                out[tp] = int(node.data)
+        return out
+
+    def commits(self, group_id: str) -> list[Commit]:
+        """Every offset write ZooKeeper applied for the group: all accepted (a plain
+        `updatePersistentPath`, no fencing); `owner` says whether the owner znode held one of
+        the writer's threads as the write was applied."""
+        return self.commit_log.get(group_id, [])
+
+    def convergence_bound_ms(self) -> int:
+        """A session timeout to notice a change (plus up to 1 s for the client to reconnect),
+        then two `syncedRebalance` calls with every retry: `rebalance.max.retries` x
+        (`rebalance.backoff.ms` + 1 s for an attempt's ZooKeeper reads and writes)."""
+        cfg = self.config
+        return cfg.session_timeout_ms + 1000 \
+            + 2 * cfg.rebalance_max_retries * (cfg.rebalance_backoff_ms + 1000)
 
     # -- checkers --------------------------------------------------------------------------------
 
@@ -252,7 +296,12 @@ class ZookeeperDesign:
         c = self.ensemble.sessions[sid].client.host
         tp = (parts[4], int(parts[5]))
         node = self.ensemble.nodes.get(owner_path(parts[2], tp))
-        if node is None or node.data not in c.threads:
+        before = self.ensemble.nodes.get(op.path)
+        owner = node is not None and node.data in c.threads
+        self.commit_log.setdefault(parts[2], []).append(Commit(
+            self.scheduler.now, parts[2], c.name, tp, int(op.data),
+            int(before.data) if before is not None and before.data else None, True, owner))
+        if not owner:
             self.zombie_commits.append((self.scheduler.now, c.name, tp, int(op.data)))
             self.trace.record("zk_zombie_commit", c.name, "INFO",
                               {"topic": tp[0], "partition": tp[1], "offset": int(op.data)})

@@ -228,6 +228,13 @@ class ZooKeeperEnsemble:
                 self.nodes[p] = Znode(data if i == len(parts) else "")
                 self.nodes[parent].children.add(name)
 
+    def set_by_admin(self, path: str, data: str) -> None:
+        """An admin tool (or the controller) writes an existing znode now: watchers fire."""
+        node = self.nodes[path]
+        node.data = data
+        node.version += 1
+        self._fire(self._data_watches, path, "NodeDataChanged")
+
     def ephemerals(self, sid: int) -> list[str]:
         return sorted(p for p, n in self.nodes.items() if n.ephemeral_owner == sid)
 
