@@ -201,3 +201,28 @@ def test_the_ownership_lanes_draw_what_the_table_counts_and_the_same_bytes_twice
     svg = figure_svg(ownership_lanes(c))
     assert "consumer-2 pauses" in svg and "t-5" in svg and "two or more" in svg
     assert svg == figure_svg(ownership_lanes(compare(scenario("long-pause"), ["classic"])))
+
+
+def test_the_ledger_counts_the_records_a_new_owner_jumped_over():
+    ledger = ProcessedLedger()
+    ledger.processed("a", ("t", 0), 0, 10)
+    ledger.processed("b", ("t", 0), 15, 20)       # 10-15: nobody
+    ledger.processed("b", ("t", 0), 30, 40)       # 20-30: nobody
+    ledger.processed("a", ("t", 0), 25, 30)       # 25-30 after all
+    assert ledger.skipped() == 10
+
+
+def test_after_a_crash_the_zookeeper_consumer_skips_what_the_others_repeat():
+    """0.8.2 commits every 60 s and a new owner with no committed offset starts at
+    auto.offset.reset=largest: consumer-2's partitions lose what came in between (notebook 07,
+    section 2.6, quotes these figures); the coordinators' consumers repeat records instead."""
+    from coordinator_kit.eras.compare import build, measure
+    from coordinator_kit.eras.scenarios import scenario
+
+    figures = {}
+    for name in ("zookeeper", "central", "classic"):
+        s = scenario("crash")
+        d = build(name, s)
+        m = measure(d, s)
+        figures[name] = (m.duplicates, d.ledger.skipped())
+    assert figures == {"zookeeper": (0, 1244), "central": (400, 0), "classic": (800, 0)}

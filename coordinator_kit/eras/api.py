@@ -154,6 +154,14 @@ class ProcessedLedger:
         return overlap
 
 
+    def skipped(self) -> int:
+        """Records nobody processed between the first and the last offset processed of each
+        group's partition: what a new owner jumped over (0.8.2's consumer with no committed
+        offset starts at auto.offset.reset=largest), the opposite of a duplicate."""
+        return sum(b[0] - a[1] for ranges in self._done.values()
+                   for a, b in zip(ranges, ranges[1:]))
+
+
 @runtime_checkable
 class Design(Protocol):
     """A coordination design built for one scenario (see `eras.compare.build`)."""
