@@ -22,6 +22,7 @@ Questions (each knows when it makes sense, see `questions_for`):
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -65,19 +66,22 @@ def _ms(answer: Any) -> int | None:
 
 
 @dataclass(frozen=True)
-class Question:
+class Question(ABC):
     """One question about the cluster's next moves. Subclasses say how to read the truth from
-    the future's trace events and how to judge an answer."""
+    the future's trace events and how to judge an answer (an abstract base: only its
+    subclasses are asked)."""
 
     key: str
     text: str
     form: str  # what an answer looks like, shown under the question
 
+    @abstractmethod
     def truth(self, future: Sequence[TraceEvent], cluster: Cluster) -> Any:
-        raise NotImplementedError
+        """What really happens, read from the trace events of the future."""
 
+    @abstractmethod
     def judge(self, answer: Any, truth: Any, cluster: Cluster) -> Feedback:
-        raise NotImplementedError
+        """The learner's answer against `truth`."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..clock import Scheduler
 from ..trace import Trace
 
-__all__ = ["Fault", "FAULT_KINDS", "Scenario", "Design", "ProcessedLedger", "end_offset",
+__all__ = ["build_design", "Fault", "FAULT_KINDS", "Scenario", "Design", "ProcessedLedger", "end_offset",
            "Partition", "Commit", "CheckedDesign"]
 
 Partition = tuple[str, int]
@@ -160,6 +160,21 @@ class ProcessedLedger:
         offset starts at auto.offset.reset=largest), the opposite of a duplicate."""
         return sum(b[0] - a[1] for ranges in self._done.values()
                    for a, b in zip(ranges, ranges[1:]))
+
+
+def build_design(cls: Any, scenario: Scenario, topics: tuple[str, ...] | None = None) -> Any:
+    """`cls` (a design class taking topics, seed, produce_rate_per_s and settings) built for
+    `scenario` with its own settings (`scenario.settings[cls.name]`), every consumer of every
+    group started at time 0 on `topics` (default: the scenario's, in its order). The designs'
+    `build` functions are this."""
+    design = cls(scenario.topics, seed=scenario.seed,
+                 produce_rate_per_s=scenario.produce_rate_per_s,
+                 settings=scenario.settings.get(cls.name, {}))
+    subscribed = tuple(scenario.topics) if topics is None else topics
+    for group, names in scenario.consumers.items():
+        for name in names:
+            design.add_consumer(name, group, subscribed)
+    return design
 
 
 @runtime_checkable

@@ -54,7 +54,7 @@ from ..group.protocol import ConsumerProtocolAssignment
 from ..group.service import BrokerResponse
 from ..kafka_config import fields_from_properties
 from ..trace import TraceEvent
-from .api import Commit, Fault, Partition, ProcessedLedger, Scenario
+from .api import Commit, build_design, Fault, Partition, ProcessedLedger, Scenario
 
 __all__ = ["ClassicDesign", "build"]
 
@@ -314,10 +314,4 @@ class ClassicDesign:
 
 def build(scenario: Scenario) -> ClassicDesign:
     """The classic design for `scenario`, its consumers started at time 0."""
-    design = ClassicDesign(scenario.topics, seed=scenario.seed,
-                           produce_rate_per_s=scenario.produce_rate_per_s,
-                           settings=scenario.settings.get("classic", {}))
-    for group_id, names in scenario.consumers.items():
-        for name in names:
-            design.add_consumer(name, group_id, tuple(scenario.topics))
-    return design
+    return build_design(ClassicDesign, scenario)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ...clock import Scheduler
 from ...trace import Trace
-from ..api import FAULT_KINDS, Commit, Fault, Partition, ProcessedLedger, Scenario
+from ..api import FAULT_KINDS, Commit, build_design, Fault, Partition, ProcessedLedger, Scenario
 from .consumer import CentralConsumer
 from .coordinator import Coordinator, Group
 from .network import ELECTION_PATH, Broker, Network
@@ -297,13 +297,7 @@ class CentralDesign:
 
     @classmethod
     def build(cls, scenario: Scenario) -> CentralDesign:
-        design = cls(scenario.topics, seed=scenario.seed,
-                     produce_rate_per_s=scenario.produce_rate_per_s,
-                     settings=scenario.settings.get(cls.name, {}))
-        for group, names in scenario.consumers.items():
-            for name in names:
-                design.add_consumer(name, group, tuple(sorted(scenario.topics)))
-        return design
+        return build_design(cls, scenario, tuple(sorted(scenario.topics)))
 
 
 def build(scenario: Scenario) -> CentralDesign:

@@ -31,7 +31,7 @@ from typing import Any
 
 from ...clock import Scheduler
 from ...trace import Trace
-from ..api import Commit, Fault, Partition, ProcessedLedger, Scenario
+from ..api import Commit, build_design, Fault, Partition, ProcessedLedger, Scenario
 from .assign import range_share, roundrobin_share
 from .config import ZookeeperConsumerConfig
 from .connector import ZookeeperConsumerConnector, ids_dir, owner_path
@@ -81,13 +81,7 @@ class ZookeeperDesign:
 
     @classmethod
     def build(cls, scenario: Scenario) -> ZookeeperDesign:
-        design = cls(scenario.topics, seed=scenario.seed,
-                     produce_rate_per_s=scenario.produce_rate_per_s,
-                     settings=scenario.settings.get(cls.name, {}))
-        for group, names in scenario.consumers.items():
-            for name in names:
-                design.add_consumer(name, group, tuple(scenario.topics))
-        return design
+        return build_design(cls, scenario)
 
     # -- the Design protocol ---------------------------------------------------------------------
 
