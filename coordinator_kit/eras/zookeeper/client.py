@@ -121,6 +121,8 @@ class ZkClient:
         now = self.scheduler.now
         if self.connected:
             silent = now - self.last_heard
+            # ClientCnxn pings after a third of the session of silence and gives up on a
+            # server it has not heard from in two thirds of it (its read timeout)
             if silent >= self.session_timeout_ms * 2 // 3:
                 self.log.log("ZK-TIMED-OUT", ms=silent, session=f"{self.sid:x}")
                 self._disconnected()

@@ -87,13 +87,3 @@ class ZookeeperConsumerConfig:
     def from_properties(cls, props: Mapping[str, Any]) -> ZookeeperConsumerConfig:
         """From Kafka's dotted keys, e.g. {"zookeeper.session.timeout.ms": 6000}."""
         return cls(**fields_from_properties(props, KEYS, "ZooKeeper consumer"))
-
-    @property
-    def ping_interval_ms(self) -> int:
-        """ZooKeeper's `ClientCnxn` pings after a third of the session timeout of silence."""
-        return max(1, self.session_timeout_ms // 3)
-
-    @property
-    def read_timeout_ms(self) -> int:
-        """`ClientCnxn` gives up on a server it has not heard from in 2/3 of the session."""
-        return max(1, self.session_timeout_ms * 2 // 3)
