@@ -680,9 +680,25 @@ _ZOOKEEPER_ENTRIES = [
        "Expiring session 0x{session}, timeout of {timeout}ms exceeded", "none", "broker"),
 ]
 
+# The broker's socket server (kafka.network.SocketServer's Processor, and the clients' network
+# Selector it reads with), as the live server writes them when it closes one connection over a
+# frame it cannot take. Kafka logs the exception on the next line; the live server writes that
+# line after the record (the `exception` field), where a parser sees a continuation.
+LOGGERS.update({
+    "network_processor": "kafka.network.Processor",
+    "network_selector": "org.apache.kafka.common.network.Selector",
+})
+PREFIXES["socket_server"] = "[SocketServer listenerType=BROKER, nodeId={broker}] "
+_NETWORK_ENTRIES = [
+    _t("N-CLOSE-ERROR", "connection_closed_on_error", "network_processor", "ERROR",
+       "socket_server", "Closing socket for {channel} because of error"),
+    _t("N-SELECTOR-ERROR", "connection_closed_on_error", "network_selector", "WARN",
+       "socket_server", "Unexpected error from {desc}; closing connection"),
+]
+
 TEMPLATES: dict[str, LogTemplate] = {}
 for _entry in (_ENTRIES + _GROUP_ENTRIES + _CLIENT_ENTRIES + _KAFKA_PYTHON_ENTRIES
-               + _CENTRAL_ENTRIES + _ZOOKEEPER_ENTRIES):
+               + _CENTRAL_ENTRIES + _ZOOKEEPER_ENTRIES + _NETWORK_ENTRIES):
     if _entry.id in TEMPLATES:
         raise ValueError(f"duplicate log template id {_entry.id}")
     TEMPLATES[_entry.id] = _entry

@@ -1,0 +1,181 @@
+"""Unmodified Kafka clients against the live server (`coordinator_kit.live`).
+
+kafka-python and confluent-kafka (librdkafka) consumers run as child processes with time limits
+against a server this module starts on 127.0.0.1 and stops by itself. Each test checks the
+Kafka behaviour a real broker shows the same clients: the MEMBER_ID_REQUIRED join, range
+assignment by the client leader, rebalances on join, on LeaveGroup and on session expiry
+(GroupMetadataManager's session timeout), committed offsets read back on restart, and
+FindCoordinator again after NOT_COORDINATOR when the group's `__consumer_offsets` partition
+moves. The server's own log is read back by the kit's parser.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from coordinator_kit.live.processes import ConsumerProcess
+from coordinator_kit.live.server import LiveServer
+from coordinator_kit.logs.parse import ParseCounts, parse_lines
+
+ORDERS = [("orders", p) for p in range(6)]
+SESSION_MS = 6000  # group.min.session.timeout.ms: the shortest a broker accepts
+
+
+# group.initial.rebalance.delay.ms: Kafka's 3000 makes every first join wait 3 s; 0 lets the
+# first generation complete before a kafka-python 3.0.12 leader has the topic's metadata, and
+# its immediate rejoin then sometimes never finishes on the client side (it receives the
+# SyncGroup answer and spins); half a second avoids both.
+@pytest.fixture(scope="module")
+def server():
+    log = io.StringIO()
+    s = LiveServer(port=0, group_config={"group.initial.rebalance.delay.ms": 500}, log=log,
+                   produce_rate_per_s=5)
+    s.start()
+    s.log_text = log  # type: ignore[attr-defined]
+    yield s
+    s.stop()
+    Path(os.environ.get("LIVE_TEST_LOG", "/tmp/live-test.log")).write_text(log.getvalue())
+
+
+@pytest.fixture
+def consumers():
+    started: list[ConsumerProcess] = []
+    yield started
+    for c in started:
+        c.close()
+
+
+def _start(server, consumers, client_id, group, client="kafka-python", **kw):
+    c = ConsumerProcess(server.bootstrap, client_id, group=group, client=client,
+                        session_timeout_ms=SESSION_MS, heartbeat_interval_ms=500,
+                        seconds=kw.pop("seconds", 60),
+                        log_path=Path(os.environ.get("LIVE_TEST_LOGS", "/tmp")) /
+                        f"live-{client_id}.log", **kw)
+    consumers.append(c)
+    return c
+
+
+def _group(server, group):
+    return server.call(lambda: server.cluster.group(group))
+
+
+def _wait_group(server, group, condition, timeout_s=30, what="the group state"):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        g = _group(server, group)
+        if condition(g):
+            return g
+        time.sleep(0.1)
+    raise TimeoutError(f"{what} not reached in {timeout_s} s: {_group(server, group)}")
+
+
+def _owns(*expected_counts):
+    return lambda c: len(c.assignment) in expected_counts
+
+
+def test_one_consumer_gets_every_partition_and_reads(server, consumers):
+    a = _start(server, consumers, "solo-a", "g-solo")
+    a.wait_until(lambda c: c.assignment == ORDERS, 30, "all six partitions assigned")
+    a.wait_until(lambda c: c.records_read() > 0, 20, "records read")
+    g = _group(server, "g-solo")
+    assert g["state"] == "Stable" and len(g["members"]) == 1
+    assert g["members"][0].startswith("solo-a-")  # Kafka's member id: client id + "-" + uuid
+
+
+def test_second_member_rebalances_to_disjoint_cover_and_close_sends_leave(server, consumers):
+    a = _start(server, consumers, "pair-a", "g-pair")
+    a.wait_until(lambda c: c.assignment == ORDERS, 30, "a owns all")
+    b = _start(server, consumers, "pair-b", "g-pair")
+    a.wait_until(_owns(3), 30, "a down to three partitions")
+    b.wait_until(_owns(3), 30, "b up to three partitions")
+    assert set(a.assignment).isdisjoint(b.assignment)
+    assert sorted(a.assignment + b.assignment) == ORDERS
+    # a clean close sends LeaveGroup: the group rebalances at once, not after the session
+    b.stop()
+    a.wait_until(lambda c: c.assignment == ORDERS, 15, "a owns all again after b left")
+    text = server.log_text.getvalue()
+    assert "has left group through explicit `LeaveGroup` request" in text
+
+
+def test_mixed_kafka_python_and_librdkafka_group(server, consumers):
+    a = _start(server, consumers, "mix-kp", "g-mix")
+    a.wait_until(lambda c: c.assignment == ORDERS, 30, "kafka-python owns all")
+    b = _start(server, consumers, "mix-rd", "g-mix", client="confluent-kafka")
+    b.wait_until(_owns(3), 40, "librdkafka member assigned three")
+    a.wait_until(_owns(3), 30, "kafka-python member down to three")
+    assert sorted(a.assignment + b.assignment) == ORDERS
+    b.wait_until(lambda c: c.records_read() > 0, 20, "librdkafka reads records")
+
+
+def test_sigkilled_member_expires_after_session_timeout(server, consumers):
+    a = _start(server, consumers, "crash-a", "g-crash")
+    b = _start(server, consumers, "crash-b", "g-crash")
+    _wait_group(server, "g-crash", lambda g: g["state"] == "Stable" and len(g["members"]) == 2,
+                what="two members stable")
+    a.wait_until(_owns(3), 30, "a owns three")
+    b.wait_until(_owns(3), 30, "b owns three")
+    b.crash()
+    killed = time.monotonic()
+    a.wait_until(lambda c: c.assignment == ORDERS, 30, "survivor takes every partition")
+    took = time.monotonic() - killed
+    # the coordinator waits for the session timeout (6 s) before it expels the dead member
+    assert took >= SESSION_MS / 1000 - 1.5, took
+    text = server.log_text.getvalue()
+    assert any("Member crash-b-" in l and "has failed" in l for l in text.splitlines())
+
+
+def test_restarted_consumer_resumes_at_committed_offset(server, consumers):
+    a = _start(server, consumers, "resume-a", "g-resume")
+    a.wait_until(lambda c: c.records_read() >= 30, 30, "thirty records read")
+    a.stop()
+    committed = server.call(lambda: server.cluster.committed_offsets("g-resume"))
+    assert sorted(committed) == ORDERS
+    a2 = _start(server, consumers, "resume-a2", "g-resume")
+    a2.wait_until(lambda c: len(c.first_offsets()) == 6, 30, "reads every partition again")
+    first = a2.first_offsets()
+    for tp in ORDERS:
+        assert first[tp] == committed[tp], (tp, first[tp], committed[tp])
+
+
+def test_coordinator_move_sends_clients_to_the_new_leader(server, consumers):
+    a = _start(server, consumers, "move-a", "g-move")
+    b = _start(server, consumers, "move-b", "g-move", client="confluent-kafka")
+    g = _wait_group(server, "g-move",
+                    lambda g: g["state"] == "Stable" and len(g["members"]) == 2,
+                    what="two members stable")
+    old = server.call(lambda: server.cluster.coordinator_for("g-move"))
+    server.call(lambda: server.cluster.move_coordinator("g-move"))
+    new = server.call(lambda: server.cluster.coordinator_for("g-move"))
+    assert new != old
+
+    def heartbeats_at_new():
+        rows = [c for c in server.call(lambda: list(server.connections))
+                if c.broker_id == new and c.client_id in ("move-a", "move-b")
+                and c.last_api in ("Heartbeat", "OffsetCommit", "JoinGroup", "SyncGroup")]
+        return {c.client_id for c in rows} == {"move-a", "move-b"}
+    deadline = time.monotonic() + 30
+    while not heartbeats_at_new():
+        assert time.monotonic() < deadline, "clients did not move to the new coordinator"
+        time.sleep(0.1)
+    g2 = _wait_group(server, "g-move", lambda g: g["state"] == "Stable"
+                     and len(g["members"]) == 2, what="group stable at the new coordinator")
+    assert sorted(g2["members"]) == sorted(g["members"])  # the same members, loaded from the log
+
+
+def test_server_log_is_read_by_the_kits_parser(server):
+    lines = server.log_text.getvalue().splitlines()
+    coordinator = [l for l in lines if "(org.apache.kafka.coordinator" in l]
+    assert len(coordinator) > 20
+    counts = ParseCounts()
+    rows = list(parse_lines(lines, "live.log", counts))
+    counts.check()
+    quarantined = [r["raw"] for kind, r in rows if kind == "quarantine"]
+    assert quarantined == []
+    events = {r["raw"] for kind, r in rows if kind == "event"}
+    assert all(l in events for l in coordinator), [l for l in coordinator if l not in events][:3]
+
