@@ -77,7 +77,8 @@ class LiveServer:
                  socket_request_max_bytes: int = SOCKET_REQUEST_MAX_BYTES,
                  auto_create_topics: bool = True, default_partitions: int = 1,
                  max_records_per_partition: int = 100_000,
-                 warn: Callable[[str], None] | None = None) -> None:
+                 warn: Callable[[str], None] | None = None,
+                 advertised_host: str | None = None) -> None:
         """`port` is the first broker's listener (broker b listens on port + b); 0 takes free
         ports. `produce_rate_per_s` records per second per data partition are appended by the
         server itself (0: only what producers send). `group_config` takes the group
@@ -95,7 +96,10 @@ class LiveServer:
         self.cluster = Cluster(brokers=brokers, offsets_partitions=offsets_partitions,
                                topics=topics, seed=seed, group_config=dict(group_config or {}),
                                trace_level=trace_level, network_latency_ms=0)
-        self.host = host
+        self.bind_host = host
+        # what Metadata and FindCoordinator tell clients (Kafka's advertised.listeners): a
+        # wildcard bind address is no address to connect to
+        self.host = advertised_host or (LOOPBACK if host in ("0.0.0.0", "::", "") else host)
         self.base_port = port
         self.warn = warn
         self.started_at = datetime.now(timezone.utc)
@@ -162,13 +166,15 @@ class LiveServer:
         self._kick = asyncio.Event()
         self._stopping = asyncio.Event()
         self._driver = RealTimeDriver(self.cluster.scheduler)
-        if self.host not in (LOOPBACK, "localhost", "::1") and self.warn is not None:
-            self.warn(f"WARNING: the live server binds {self.host}, not loopback: anyone who "
-                      f"can reach this machine can join its groups. It has no authentication.")
+        if self.bind_host not in (LOOPBACK, "localhost", "::1") and self.warn is not None:
+            self.warn(f"WARNING: the live server binds {self.bind_host}, not loopback: anyone "
+                      f"who can reach this machine can join its groups and read and write its "
+                      f"topics. It has no authentication. Clients are told to connect to "
+                      f"{self.host} (--advertised-host).")
         for b in sorted(self.cluster.brokers):
             port = 0 if self.base_port == 0 else self.base_port + b
             server = await asyncio.start_server(
-                lambda r, w, b=b: self._serve(b, r, w), self.host, port,
+                lambda r, w, b=b: self._serve(b, r, w), self.bind_host, port,
                 reuse_address=True)
             self._servers.append(server)
             self._ports[b] = server.sockets[0].getsockname()[1]
