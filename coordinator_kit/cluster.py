@@ -247,6 +247,10 @@ def _timeout_name(exchange: _Exchange) -> str:
 class Network:
     """Request/response delivery with latency; a cut-off client's messages are lost.
 
+    The simulation's `transport.Transport`: a consumer hands it calls on a broker's
+    `transport.CoordinatorEndpoint` (the broker's GroupCoordinatorService), as the live server
+    hands a real client's decoded requests to the same endpoint.
+
     Each request waits for its answer with a timeout. Nearly every answer comes long before its
     timeout, so the timeouts of one length share a `TimerLane` (one place in the scheduler's
     heap, same firing order as a `call_later` made at the same moment) instead of adding and

@@ -44,7 +44,7 @@ from .member import MEMBER_STATES, NO_GENERATION, Generation, MemberState
 from .styles import kafka_python_log
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
+    from ..transport import ClientHost, Transport
 
 __all__ = ["Consumer", "HeartbeatWakeups", "ListenerCall"]
 
@@ -175,8 +175,11 @@ class _Inflight:
 
 
 class Consumer:
-    def __init__(self, cluster: Cluster, config: ConsumerConfig, topics: tuple[str, ...], *,
+    def __init__(self, cluster: ClientHost, config: ConsumerConfig, topics: tuple[str, ...], *,
                  processing_ms: int = 100) -> None:
+        """`cluster` is where the consumer runs (`transport.ClientHost`: a `Cluster`); its
+        requests go through `cluster.network`, a `transport.Transport`, to the brokers'
+        group coordinator endpoints, so the consumer never knows what carries them."""
         if not topics:
             raise ValueError(f"consumer {config.client_id} must subscribe to at least one topic")
         unknown = [t for t in topics if t not in cluster.topics]
@@ -188,6 +191,7 @@ class Consumer:
         if processing_ms < 0:
             raise ValueError(f"processing_ms must be >= 0, got {processing_ms}")
         self.cluster = cluster
+        self.transport: Transport = cluster.network
         self.config = config
         self.topics = tuple(topics)
         self.processing_ms = processing_ms
@@ -498,7 +502,7 @@ class Consumer:
         if self.inflight.find:
             return
         self.inflight.find = True
-        self.cluster.network.find_coordinator(self, self.config.group_id, self._on_find)
+        self.transport.find_coordinator(self, self.config.group_id, self._on_find)
 
     def _on_find(self, broker: int | None, error: Errors | None) -> None:
         if self._deferred(self._on_find, broker, error):
@@ -580,7 +584,7 @@ class Consumer:
             self.config.group_instance_id, self.rejoin_reason or None)
         self.inflight.join = True
         sent = self.generation
-        self.cluster.network.send(self, self.coordinator, "JoinGroup",
+        self.transport.send(self, self.coordinator, "JoinGroup",
                                   lambda svc: svc.join_group(self.context, request),
                                   lambda r, e: self._on_join(r, e, sent),
                                   timeout_ms=max(self.config.request_timeout_ms,
@@ -691,7 +695,7 @@ class Consumer:
                                    assignments)
         self.inflight.sync = True
         sent = self.generation
-        self.cluster.network.send(self, self.coordinator, "SyncGroup",
+        self.transport.send(self, self.coordinator, "SyncGroup",
                                   lambda svc: svc.sync_group(self.context, request),
                                   lambda r, e: self._on_sync(r, e, sent),
                                   timeout_ms=self.config.request_timeout_ms)
@@ -883,7 +887,7 @@ class Consumer:
         if self.log.trace.threshold <= _HEARTBEAT_LINE_LEVEL:
             self._log("J-HB-SEND", {"generation": sent.generation_id, "member": sent.member_id,
                                     "node": self.node()}, sent=sent)
-        self.cluster.network.send(self, self.coordinator, "Heartbeat", calls[2], calls[3],
+        self.transport.send(self, self.coordinator, "Heartbeat", calls[2], calls[3],
                                   timeout_ms=self.config.request_timeout_ms,
                                   drop=self.drop_heartbeats)
 
@@ -953,7 +957,7 @@ class Consumer:
             request = LeaveGroupRequest(self.config.group_id,
                                         (MemberIdentity(self.generation.member_id, None,
                                                         reason),))
-            self.cluster.network.send(self, self.coordinator, "LeaveGroup",
+            self.transport.send(self, self.coordinator, "LeaveGroup",
                                       lambda svc: svc.leave_group(self.context, request),
                                       lambda r, e: None, timeout_ms=self.config.request_timeout_ms)
         self._reset_state_and_rejoin("consumer pro-actively leaving the group", True)
@@ -988,7 +992,7 @@ class Consumer:
             self.config.group_instance_id)
         self.inflight.commit = True
         call = _OffsetCommitCall(self, request, offsets)
-        self.cluster.network.send(self, self.coordinator, "OffsetCommit", call, call.answered,
+        self.transport.send(self, self.coordinator, "OffsetCommit", call, call.answered,
                                   timeout_ms=self.config.request_timeout_ms)
 
     def _on_commit(self, response: OffsetCommitResponse | None, net_error: Errors | None,
@@ -1033,7 +1037,7 @@ class Consumer:
                                      tuple((tp.topic, tp.partition) for tp in partitions),
                                      require_stable=True)
         self.inflight.fetch = True
-        self.cluster.network.send(self, self.coordinator, "OffsetFetch",
+        self.transport.send(self, self.coordinator, "OffsetFetch",
                                   lambda svc: svc.fetch_offsets(self.context, request),
                                   lambda r, e: self._on_fetch(r, e, partitions),
                                   timeout_ms=self.config.request_timeout_ms)
