@@ -179,3 +179,28 @@ def test_server_log_is_read_by_the_kits_parser(server):
     events = {r["raw"] for kind, r in rows if kind == "event"}
     assert all(l in events for l in coordinator), [l for l in coordinator if l not in events][:3]
 
+
+
+def test_producers_append_and_a_new_topic_is_auto_created(server):
+    """kafka-python's producer (idempotent by default: InitProducerId first) and librdkafka's
+    write to a topic Metadata creates on first use (Kafka answers LEADER_NOT_AVAILABLE, then
+    the topic: AutoTopicCreationManager); a consumer reads every record back in order."""
+    from confluent_kafka import Producer
+    from kafka import KafkaConsumer, KafkaProducer
+
+    p = KafkaProducer(bootstrap_servers=server.bootstrap, client_id="kp-producer")
+    for i in range(10):
+        p.send("fresh", f"kp-{i}".encode())
+    p.flush(10)
+    p.close(5)
+    c = Producer({"bootstrap.servers": server.bootstrap, "client.id": "rd-producer"})
+    for i in range(5):
+        c.produce("fresh", f"rd-{i}".encode())
+    assert c.flush(10) == 0
+    assert server.call(lambda: [log.high_watermark for log in server.data.topics["fresh"]]) \
+        == [15]
+    consumer = KafkaConsumer("fresh", bootstrap_servers=server.bootstrap, group_id="g-fresh",
+                             auto_offset_reset="earliest", consumer_timeout_ms=3000)
+    values = [m.value.decode() for m in consumer]
+    consumer.close()
+    assert values == [f"kp-{i}" for i in range(10)] + [f"rd-{i}" for i in range(5)]

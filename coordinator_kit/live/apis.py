@@ -38,7 +38,7 @@ __all__ = ["KafkaApis", "DATA_ERRORS"]
 # Error codes of the data plane (Kafka's `Errors`), by name; the coordinator's are `Errors`.
 DATA_ERRORS = {
     "NONE": 0, "OFFSET_OUT_OF_RANGE": 1, "CORRUPT_MESSAGE": 2, "UNKNOWN_TOPIC_OR_PARTITION": 3,
-    "NOT_LEADER_OR_FOLLOWER": 6, "COORDINATOR_NOT_AVAILABLE": 15, "INVALID_TOPIC_EXCEPTION": 17,
+    "LEADER_NOT_AVAILABLE": 5, "NOT_LEADER_OR_FOLLOWER": 6, "COORDINATOR_NOT_AVAILABLE": 15, "INVALID_TOPIC_EXCEPTION": 17,
     "TOPIC_ALREADY_EXISTS": 36, "INVALID_PARTITIONS": 37, "INVALID_REPLICATION_FACTOR": 38,
     "INVALID_REQUEST": 42,
 }
@@ -139,8 +139,12 @@ class KafkaApis:
         logs = self.data.topics.get(name)
         if logs is None and allow_create and self.server.auto_create_topics \
                 and not illegal_name_reason(name):
-            logs = self.server.create_topic(name, self.server.default_partitions,
-                                            why="auto-created by Metadata")
+            # Kafka creates it and answers LEADER_NOT_AVAILABLE for now, with no partitions
+            # (AutoTopicCreationManager): the client asks again and finds it
+            self.server.create_topic(name, self.server.default_partitions,
+                                     why="auto-created by Metadata")
+            return T(error_code=_E["LEADER_NOT_AVAILABLE"], name=name, topic_id=topic_id(name),
+                     is_internal=False, partitions=[])
         if logs is None:
             code = _E["INVALID_TOPIC_EXCEPTION"] if illegal_name_reason(name) else \
                 _E["UNKNOWN_TOPIC_OR_PARTITION"]
