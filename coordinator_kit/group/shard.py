@@ -14,6 +14,7 @@ from typing import Any
 
 from ..runtime.future import CoordinatorFuture
 from ..runtime.metadata import MetadataDelta, MetadataImage
+from ..runtime.partition import NO_PRODUCER_ID
 from ..runtime.records import CoordinatorRecord
 from ..runtime.shard import CoordinatorResult, CoordinatorShard, CoordinatorShardBuilder
 from ..trace import LogContext
@@ -132,7 +133,10 @@ class GroupCoordinatorShard(CoordinatorShard):
     def replay(self, offset: int, producer_id: int, producer_epoch: int,
                record: CoordinatorRecord) -> None:
         if record.record_type in (0, rec.OFFSET_COMMIT_RECORD_TYPE):
-            self.offsets.replay(offset, record, producer_id)
+            if producer_id == NO_PRODUCER_ID:
+                self.offsets.replay(offset, record)
+            else:  # a transactional producer's batch
+                self.offsets.replay(offset, record, producer_id)
         elif record.record_type == rec.GROUP_METADATA_RECORD_TYPE:
             self.groups.replay_group_metadata(record.key["group"],
                                               None if record.value is None else dict(record.value))
