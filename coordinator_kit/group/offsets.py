@@ -142,7 +142,8 @@ class OffsetMetadataManager:
         group_id = request.group_id
         group_offsets = self.offsets.get(group_id, epoch=committed_offset)
         # a require_stable read of a group with an ongoing transaction
-        unstable = committed_offset is None and group_id in self.open_transactions_by_group
+        unstable = committed_offset is None and \
+            self.open_transactions_by_group.get(group_id) is not None
         if request.partitions is None:
             if group_offsets is None:
                 return OffsetFetchResponse({})
