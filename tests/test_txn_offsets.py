@@ -102,13 +102,15 @@ def test_end_transaction_marker_bytes_are_kafkas_control_record():
         end_transaction_marker("DONE", 0)
 
 
-def test_txn_offsets_stay_invisible_until_the_commit_marker():
+@pytest.mark.parametrize("linger_ms", [10, 0])
+def test_txn_offsets_stay_invisible_until_the_commit_marker(linger_ms):
     """OffsetMetadataManagerTest.testTransactionalReplay and testReplayTransactionEndMarker
     WithCommit, GroupCoordinatorServiceTest.testCommitTransactionalOffsets and
     testCompleteTransaction: the records go in a batch carrying the producer id and epoch;
     replayed as pending, a fetch does not see them; the COMMIT marker (a control batch of its
-    own) moves them into the committed offsets."""
-    rig = Rig()
+    own) moves them into the committed offsets. At either linger (at 0 a plain write goes
+    straight to the log in a batch of its own)."""
+    rig = Rig(**{"group.coordinator.append.linger.ms": linger_ms})
     assert rig.commit({("t", 0): 5}).all_ok()
     end = rig.cluster.partitions[rig.tp].log_end_offset
     response = rig.txn_commit({("t", 0): 9, ("t", 1): 3})
