@@ -3,6 +3,10 @@
 Offsets are hard state: a commit only produces OffsetCommit records, and the runtime replays them
 into a timeline map (group -> (topic, partition) -> offset) before they are even appended, so a
 failed append rolls them back and a fetch at the committed offset never sees an uncommitted one.
+
+A transactional producer's offsets (TxnOffsetCommit) replay into a second store, pending per
+producer id, until the end-transaction marker moves them into the first (COMMIT) or drops them
+(ABORT); OffsetDelete and DeleteGroups write tombstones for committed and pending offsets alike.
 """
 
 from __future__ import annotations

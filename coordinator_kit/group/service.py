@@ -5,6 +5,12 @@ It checks a request before any partition sees it (group id, session timeout boun
 `offsets.topic.num.partitions`), schedules the handler on the runtime, and turns internal
 failures into the error a client sees (`handleOperationException`): a timed-out write becomes
 COORDINATOR_NOT_AVAILABLE, a heartbeat that reaches a loading coordinator gets NONE.
+
+Besides the consumer's requests (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+OffsetFetch) it serves the admin ones (ListGroups over every partition the broker has,
+OffsetDelete, DeleteGroups spread over partitions) and a transactional producer's
+(TxnOffsetCommit, and the WriteTxnMarkers marker that ends the transaction:
+`complete_transaction`).
 """
 
 from __future__ import annotations
