@@ -18,7 +18,10 @@ __all__ = ["JoinGroupRequest", "JoinGroupResponse", "JoinGroupResponseMember",
            "LeaveGroupRequest", "LeaveGroupResponse", "MemberIdentity", "MemberResponse",
            "OffsetCommitRequest", "OffsetCommitResponse", "OffsetFetchRequest",
            "OffsetFetchResponse", "PartitionData", "OffsetFetchPartition", "RequestContext",
-           "FindCoordinatorResponse", "JOIN_GROUP_VERSION"]
+           "FindCoordinatorResponse", "JOIN_GROUP_VERSION", "ListGroupsRequest",
+           "ListedGroup", "ListGroupsResponse", "OffsetDeleteRequest", "OffsetDeleteResponse",
+           "DeleteGroupsRequest", "DeletableGroupResult", "DeleteGroupsResponse",
+           "TxnOffsetCommitRequest", "TxnOffsetCommitResponse"]
 
 # The JoinGroup version the kit's consumers speak: v4+ needs a known member id
 # (MEMBER_ID_REQUIRED round trip), v9 supports skipping the assignment for a static leader.
@@ -179,3 +182,88 @@ class FindCoordinatorResponse:
     node_id: int = -1
     host: str = ""
     port: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ListGroupsRequest:
+    """ListGroups: every group of every coordinator partition this broker leads. Filters are
+    Kafka's (v4 `StatesFilter`, v5 `TypesFilter`): empty = no filter; states match
+    case-insensitively ("stable", "Empty"), types by name ("classic", "consumer")."""
+
+    states_filter: tuple[str, ...] = ()
+    types_filter: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ListedGroup:
+    group_id: str
+    protocol_type: str  # "" for a simple group (offsets only, no members ever)
+    group_state: str  # Kafka's state name: "Stable", "Empty", ...
+    group_type: str = "classic"
+
+
+@dataclass(frozen=True, slots=True)
+class ListGroupsResponse:
+    groups: tuple[ListedGroup, ...] = ()
+    error: Errors = Errors.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetDeleteRequest:
+    group_id: str
+    partitions: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetDeleteResponse:
+    """Per-partition errors (NONE or GROUP_SUBSCRIBED_TO_TOPIC), or `error` for the whole
+    request (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, NOT_COORDINATOR...), then no partitions."""
+
+    errors: Mapping[tuple[str, int], Errors] = field(default_factory=dict)
+    error: Errors = Errors.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupsRequest:
+    group_ids: tuple[str | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeletableGroupResult:
+    group_id: str | None
+    error: Errors = Errors.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteGroupsResponse:
+    """One result per requested group id (a group's error is its own)."""
+
+    results: tuple[DeletableGroupResult, ...] = ()
+
+    def errors(self) -> dict[str | None, Errors]:
+        return {r.group_id: r.error for r in self.results}
+
+
+@dataclass(frozen=True, slots=True)
+class TxnOffsetCommitRequest:
+    """A transactional producer's offsets (`Producer.sendOffsetsToTransaction`): pending until
+    the transaction commits. `generation_id` -1 with an empty `member_id` is the old
+    producer path (no consumer group metadata)."""
+
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    offsets: Mapping[tuple[str, int], PartitionData]
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TxnOffsetCommitResponse:
+    errors: Mapping[tuple[str, int], Errors]
+    error: Errors = Errors.NONE  # set when the whole request failed
+
+    def all_ok(self) -> bool:
+        return self.error is Errors.NONE and all(e is Errors.NONE for e in self.errors.values())

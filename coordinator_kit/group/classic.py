@@ -21,10 +21,11 @@ from ..runtime.future import CoordinatorFuture
 from ..states import StateTable
 
 __all__ = ["ClassicGroupState", "CLASSIC_GROUP_STATES", "ClassicGroupMember", "ClassicGroup",
-           "Protocol", "UNKNOWN_MEMBER_ID", "CONSUMER_PROTOCOL_TYPE"]
+           "Protocol", "UNKNOWN_MEMBER_ID", "CONSUMER_PROTOCOL_TYPE", "CLASSIC_GROUP_TYPE"]
 
 UNKNOWN_MEMBER_ID = ""
 CONSUMER_PROTOCOL_TYPE = "consumer"
+CLASSIC_GROUP_TYPE = "classic"  # Group.GroupType.CLASSIC, as ListGroups names it
 
 
 class ClassicGroupState(Enum):
@@ -359,6 +360,44 @@ class ClassicGroup:
             except Exception:
                 return None
         return topics
+
+    # -- admin (ListGroups, OffsetDelete, DeleteGroups) ----------------------------------------
+
+    def uses_consumer_group_protocol(self) -> bool:
+        """The members speak the consumer protocol (`ClassicGroup.usesConsumerGroupProtocol`)."""
+        return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """Whether a member subscribes to `topic` (`ClassicGroup.isSubscribedToTopic`): the
+        topics decoded from the members' subscriptions in the chosen protocol; when they are not
+        known, a consumer-protocol group counts as subscribed to every topic."""
+        if self.subscribed_topics is not None:
+            return topic in self.subscribed_topics
+        return self.uses_consumer_group_protocol()
+
+    def validate_offset_delete(self) -> None:
+        """GROUP_ID_NOT_FOUND for a Dead group; NON_EMPTY_GROUP for one with members, unless
+        it uses the consumer protocol (its per-topic subscriptions decide then)
+        (`ClassicGroup.validateOffsetDelete`)."""
+        if self.state is _D:
+            raise Errors.GROUP_ID_NOT_FOUND.exception(f"Group {self.group_id} is in dead state.")
+        if self.state in (_S, _P, _C) and not self.uses_consumer_group_protocol():
+            raise Errors.NON_EMPTY_GROUP.exception(
+                f"Group {self.group_id} is {self.state} and does not use the consumer "
+                f"protocol: offsets can only be deleted once it is Empty.")
+
+    def validate_delete_group(self) -> None:
+        """GROUP_ID_NOT_FOUND for a Dead group, NON_EMPTY_GROUP for one with members
+        (`ClassicGroup.validateDeleteGroup`)."""
+        if self.state is _D:
+            raise Errors.GROUP_ID_NOT_FOUND.exception(f"Group {self.group_id} is in dead state.")
+        if self.state in (_S, _P, _C):
+            raise Errors.NON_EMPTY_GROUP.exception(
+                f"Group {self.group_id} is {self.state}: only an Empty group can be deleted.")
+
+    def is_in_states(self, states: set[str]) -> bool:
+        """The state, lower-cased, is one of `states` (`ClassicGroup.isInStates`)."""
+        return self.state.value.lower() in states
 
     def current_members_for_leader(self) -> list[tuple[str, str | None, bytes]]:
         """(member id, instance id, metadata of the selected protocol) for the JoinGroup leader."""

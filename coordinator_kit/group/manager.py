@@ -11,7 +11,7 @@ commits). Timers: `heartbeat-<group>-<member>`, `join-<group>`, `sync-<group>`
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import Errors, KafkaError, handle_operation_exception
@@ -23,10 +23,10 @@ from ..timeline import SnapshotRegistry, TimelineHashMap
 from ..trace import LogContext
 from . import records as rec
 from .api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-                  JoinGroupResponseMember, LeaveGroupRequest, LeaveGroupResponse, MemberResponse,
-                  RequestContext, SyncGroupRequest, SyncGroupResponse)
-from .classic import (UNKNOWN_MEMBER_ID, ClassicGroup, ClassicGroupMember, ClassicGroupState,
-                      Protocol)
+                  JoinGroupResponseMember, LeaveGroupRequest, LeaveGroupResponse, ListedGroup,
+                  MemberResponse, RequestContext, SyncGroupRequest, SyncGroupResponse)
+from .classic import (CLASSIC_GROUP_TYPE, UNKNOWN_MEMBER_ID, ClassicGroup, ClassicGroupMember,
+                      ClassicGroupState, Protocol)
 from .config import NEW_MEMBER_JOIN_TIMEOUT_MS, GroupCoordinatorConfig
 
 __all__ = ["GroupMetadataManager"]
@@ -97,6 +97,41 @@ class GroupMetadataManager:
             group = ClassicGroup(group_id, self.now, self.rng)
             self.groups.put(group_id, group)
         return group
+
+    # -- admin (listGroups, validateDeleteGroup, createGroupTombstoneRecords, maybeDeleteGroup)
+
+    def list_groups(self, states_filter: Iterable[str], types_filter: Iterable[str],
+                    committed_offset: int | None) -> list[ListedGroup]:
+        """The groups as of `committed_offset` that pass both filters (an empty filter passes
+        everything): states compared lower-cased and trimmed, types by Kafka's names (an
+        unknown type name matches no group) (`GroupMetadataManager.listGroups`)."""
+        states = {s.lower().strip() for s in states_filter}
+        types = {t.lower() for t in types_filter}
+        return [ListedGroup(gid, g.protocol_type or "", g.state.value, CLASSIC_GROUP_TYPE)
+                for gid, g in self.groups.items(epoch=committed_offset)
+                if (not states or g.is_in_states(states))
+                and (not types or CLASSIC_GROUP_TYPE in types)]
+
+    def group_or_raise(self, group_id: str) -> ClassicGroup:
+        """The group, or GROUP_ID_NOT_FOUND (`GroupMetadataManager.group`)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            raise Errors.GROUP_ID_NOT_FOUND.exception(f"Group {group_id} not found.")
+        return group
+
+    def validate_delete_group(self, group_id: str) -> None:
+        self.group_or_raise(group_id).validate_delete_group()
+
+    def create_group_tombstone_records(self, group_id: str,
+                                       records: list[CoordinatorRecord]) -> None:
+        records.append(rec.new_group_metadata_tombstone(group_id))
+
+    def maybe_delete_group(self, group_id: str, records: list[CoordinatorRecord]) -> None:
+        """A tombstone for the group when it is Empty (`GroupMetadataManager.maybeDeleteGroup`,
+        after the clean-up found no offsets left)."""
+        group = self.groups.get(group_id)
+        if group is not None and group.state is E:
+            self.create_group_tombstone_records(group_id, records)
 
     # -- records -------------------------------------------------------------------------------
 

@@ -5,6 +5,12 @@ It checks a request before any partition sees it (group id, session timeout boun
 `offsets.topic.num.partitions`), schedules the handler on the runtime, and turns internal
 failures into the error a client sees (`handleOperationException`): a timed-out write becomes
 COORDINATOR_NOT_AVAILABLE, a heartbeat that reaches a loading coordinator gets NONE.
+
+Besides the consumer's requests (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+OffsetFetch) it serves the admin ones (ListGroups over every partition the broker has,
+OffsetDelete, DeleteGroups spread over partitions) and a transactional producer's
+(TxnOffsetCommit, and the WriteTxnMarkers marker that ends the transaction:
+`complete_transaction`).
 """
 
 from __future__ import annotations
@@ -16,11 +22,15 @@ from typing import Any, TypeVar
 from ..errors import Errors, KafkaError, handle_operation_exception
 from ..runtime.future import CoordinatorFuture
 from ..runtime.runtime import CoordinatorRuntime
-from ..topic import TopicPartition
-from .api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-                  LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest,
-                  OffsetCommitResponse, OffsetFetchPartition, OffsetFetchRequest,
-                  OffsetFetchResponse, RequestContext, SyncGroupRequest, SyncGroupResponse)
+from ..topic import CONSUMER_OFFSETS, TopicPartition
+from ..runtime.markers import TransactionResult
+from .api import (DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse,
+                  HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+                  LeaveGroupRequest, LeaveGroupResponse, ListedGroup, ListGroupsRequest,
+                  ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
+                  OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchPartition,
+                  OffsetFetchRequest, OffsetFetchResponse, RequestContext, SyncGroupRequest,
+                  SyncGroupResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse)
 from .config import GroupCoordinatorConfig
 from .shard import GroupCoordinatorShard
 
@@ -64,6 +74,33 @@ def _heartbeat_error(e: Errors) -> HeartbeatResponse:
 # what a failed Heartbeat or LeaveGroup write answers (they capture nothing: made once)
 _HEARTBEAT_FAILED = _failure(_heartbeat_error)
 _LEAVE_FAILED = _failure(LeaveGroupResponse)
+
+
+_DELETE_OFFSETS_FAILED = _failure(lambda e: OffsetDeleteResponse(error=e))
+# What KafkaApis answers a WriteTxnMarkers marker that met one of these: the transaction
+# coordinator does not expect them, and retries NOT_LEADER_OR_FOLLOWER.
+_MARKER_NOT_READY = (Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                     Errors.NOT_COORDINATOR)
+
+
+def _marker_error(error: Errors) -> Errors:
+    return Errors.NOT_LEADER_OR_FOLLOWER if error in _MARKER_NOT_READY else error
+
+
+def _when_all_done(futures: list[CoordinatorFuture[Any]], then: Callable[[], None]) -> None:
+    """Call `then()` once every future is done (at once when there are none), as
+    `FutureUtils.combineFutures` waits for all of them."""
+    remaining = [len(futures)]
+    if not futures:
+        then()
+        return
+
+    def one_done(_: CoordinatorFuture[Any]) -> None:
+        remaining[0] -= 1
+        if remaining[0] == 0:
+            then()
+    for f in futures:
+        f.add_done_callback(one_done)
 
 
 def java_string_hashcode(text: str) -> int:
@@ -354,6 +391,156 @@ class GroupCoordinatorService:
             exc = f.exception()
             out.complete(f.result() if exc is None else
                          error(handle_operation_exception(exc, offset_fetch=True)))
+        inner.add_done_callback(done)
+        return out
+
+    def list_groups(self, ctx: RequestContext, request: ListGroupsRequest
+                    ) -> CoordinatorFuture[ListGroupsResponse]:
+        """ListGroups (`GroupCoordinatorService.listGroups`): a read of every coordinator
+        partition this broker has, each at its last committed offset, combined in partition
+        order. A partition this broker no longer leads (NOT_COORDINATOR) adds nothing; any
+        other failure (COORDINATOR_LOAD_IN_PROGRESS while one loads) is the whole answer."""
+        out: CoordinatorFuture[ListGroupsResponse] = CoordinatorFuture("list-groups")
+        if not self.active:
+            return self._failed(out, ListGroupsResponse(error=Errors.COORDINATOR_NOT_AVAILABLE))
+        states, types = tuple(request.states_filter), tuple(request.types_filter)
+
+        def read(shard: GroupCoordinatorShard, offset: int) -> list[ListedGroup]:
+            return shard.list_groups(states, types, offset)
+        try:
+            reads = self.runtime.schedule_read_all_operation("list-groups", read)
+        except KafkaError as exc:
+            return self._failed(out, ListGroupsResponse(error=handle_operation_exception(exc)))
+
+        def combine() -> None:
+            groups: list[ListedGroup] = []
+            for f in reads:
+                exc = f.exception()
+                if exc is None:
+                    groups.extend(f.result())
+                elif not (isinstance(exc, KafkaError) and exc.error is Errors.NOT_COORDINATOR):
+                    out.complete(ListGroupsResponse(error=handle_operation_exception(exc)))
+                    return
+            out.complete(ListGroupsResponse(tuple(groups)))
+        _when_all_done(reads, combine)
+        return out
+
+    def delete_offsets(self, ctx: RequestContext, request: OffsetDeleteRequest
+                       ) -> CoordinatorFuture[OffsetDeleteResponse]:
+        """OffsetDelete (`GroupCoordinatorService.deleteOffsets`): a write on the group's
+        partition; the tombstones it appends make the deletion survive a coordinator move."""
+        watch = (_Watch(self, "OffsetDelete", request.group_id or "", request)
+                 if self._response_listeners else None)  # only while watched
+        bad = self._check_group_id(request.group_id)
+        if bad is not None:
+            future = self._failed(CoordinatorFuture("delete-offsets"),
+                                  OffsetDeleteResponse(error=bad))
+        else:
+            def op(shard: GroupCoordinatorShard) -> Any:
+                return shard.delete_offsets(ctx, request)
+            future = self._write("delete-offsets", request.group_id,
+                                 op if watch is None else watch.wrap(op), _DELETE_OFFSETS_FAILED)
+        return future if watch is None else watch.attach(future)
+
+    def delete_groups(self, ctx: RequestContext, request: DeleteGroupsRequest
+                      ) -> CoordinatorFuture[DeleteGroupsResponse]:
+        """DeleteGroups (`GroupCoordinatorService.deleteGroups`): one write per
+        `__consumer_offsets` partition for the groups it holds; results come back with the
+        missing group ids (INVALID_GROUP_ID) first, then partition by partition, each
+        partition's groups in request order. A partition's failure is each of its groups'
+        error (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS...)."""
+        out: CoordinatorFuture[DeleteGroupsResponse] = CoordinatorFuture("delete-groups")
+        if not self.active:
+            return self._failed(out, DeleteGroupsResponse(tuple(
+                DeletableGroupResult(g, Errors.COORDINATOR_NOT_AVAILABLE)
+                for g in request.group_ids)))
+        first: list[DeletableGroupResult] = []
+        by_partition: dict[TopicPartition, list[str]] = {}
+        for group_id in request.group_ids:
+            if group_id is None:  # an empty id is accepted, as Kafka does for old clients
+                first.append(DeletableGroupResult(None, Errors.INVALID_GROUP_ID))
+            else:
+                by_partition.setdefault(self.partition_for(group_id), []).append(group_id)
+        writes: list[CoordinatorFuture[list[DeletableGroupResult]]] = []
+        for tp, group_ids in sorted(by_partition.items()):
+            def op(shard: GroupCoordinatorShard, group_ids: list[str] = group_ids) -> Any:
+                return shard.delete_groups(ctx, group_ids)
+
+            def failed(exc: BaseException, group_ids: list[str] = group_ids
+                       ) -> list[DeletableGroupResult]:
+                error = handle_operation_exception(exc)
+                return [DeletableGroupResult(g, error) for g in group_ids]
+            try:
+                writes.append(self.runtime.schedule_write_operation(
+                    "delete-groups", tp, op, self.config.offsets_commit_timeout_ms,
+                    on_error=failed))
+            except KafkaError as exc:
+                writes.append(self._failed(CoordinatorFuture("delete-groups"), failed(exc)))
+
+        def combine() -> None:
+            results = list(first)
+            for f in writes:
+                results.extend(f.result())
+            out.complete(DeleteGroupsResponse(tuple(results)))
+        _when_all_done(writes, combine)
+        return out
+
+    def commit_transactional_offsets(self, ctx: RequestContext,
+                                     request: TxnOffsetCommitRequest
+                                     ) -> CoordinatorFuture[TxnOffsetCommitResponse]:
+        """TxnOffsetCommit (`GroupCoordinatorService.commitTransactionalOffsets`): a
+        transactional write carrying the producer's id and epoch; the offsets stay pending
+        (invisible to OffsetFetch, UNSTABLE_OFFSET_COMMIT with require_stable) until
+        `complete_transaction` writes the COMMIT marker."""
+        watch = (_Watch(self, "TxnOffsetCommit", request.group_id or "", request)
+                 if self._response_listeners else None)  # only while watched
+
+        def error(e: Errors) -> TxnOffsetCommitResponse:
+            return TxnOffsetCommitResponse({tp: e for tp in request.offsets}, e)
+        bad = self._check_group_id(request.group_id)
+        if bad is not None:
+            future = self._failed(CoordinatorFuture("txn-commit-offset"), error(bad))
+        else:
+            def op(shard: GroupCoordinatorShard) -> Any:
+                return shard.commit_transactional_offset(ctx, request)
+            try:
+                future = self.runtime.schedule_transactional_write_operation(
+                    "txn-commit-offset", self.partition_for(request.group_id),
+                    request.transactional_id, request.producer_id, request.producer_epoch,
+                    op if watch is None else watch.wrap(op),
+                    self.config.offsets_commit_timeout_ms, on_error=_failure(error))
+            except (KafkaError, ValueError) as exc:
+                future = self._failed(CoordinatorFuture("txn-commit-offset"),
+                                      error(handle_operation_exception(exc)))
+        return future if watch is None else watch.attach(future)
+
+    def complete_transaction(self, tp: TopicPartition, producer_id: int, producer_epoch: int,
+                             coordinator_epoch: int, result: TransactionResult | str,
+                             timeout_ms: int = 30_000) -> CoordinatorFuture[Errors]:
+        """A WriteTxnMarkers marker for one `__consumer_offsets` partition
+        (`GroupCoordinatorService.completeTransaction`): the COMMIT or ABORT marker of
+        `producer_id`'s transaction, written by the runtime. Completes with the error the
+        WriteTxnMarkers response carries for the partition, as KafkaApis translates it: NONE
+        once the marker is committed; NOT_LEADER_OR_FOLLOWER where the coordinator is not
+        available, loading or not the leader (the transaction coordinator retries those).
+        `timeout_ms` is the broker's request.timeout.ms, which KafkaApis passes."""
+        out: CoordinatorFuture[Errors] = CoordinatorFuture("write-txn-marker")
+        if not self.active:
+            return self._failed(out, _marker_error(Errors.COORDINATOR_NOT_AVAILABLE))
+        if tp.topic != CONSUMER_OFFSETS:
+            raise ValueError(f"Completing a transaction for {tp} is not expected: the group "
+                             f"coordinator only holds __consumer_offsets partitions")
+        try:
+            inner = self.runtime.schedule_transaction_completion(
+                "write-txn-marker", tp, producer_id, producer_epoch, coordinator_epoch,
+                TransactionResult.of(result), timeout_ms)
+        except KafkaError as exc:
+            return self._failed(out, _marker_error(exc.error))
+
+        def done(f: CoordinatorFuture[None]) -> None:
+            exc = f.exception()
+            out.complete(Errors.NONE if exc is None else _marker_error(
+                exc.error if isinstance(exc, KafkaError) else Errors.UNKNOWN_SERVER_ERROR))
         inner.add_done_callback(done)
         return out
 

@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..runtime.future import CoordinatorFuture
 from ..runtime.metadata import MetadataDelta, MetadataImage
+from ..runtime.partition import NO_PRODUCER_ID
 from ..runtime.records import CoordinatorRecord
 from ..runtime.shard import CoordinatorResult, CoordinatorShard, CoordinatorShardBuilder
 from ..trace import LogContext
 from . import records as rec
-from .api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-                  LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest,
-                  OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, RequestContext,
-                  SyncGroupRequest, SyncGroupResponse)
-from .classic import ClassicGroupState
+from ..errors import KafkaError
+from ..runtime.markers import TransactionResult
+from .api import (DeletableGroupResult, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
+                  JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup,
+                  OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
+                  OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, RequestContext,
+                  SyncGroupRequest, SyncGroupResponse, TxnOffsetCommitRequest,
+                  TxnOffsetCommitResponse)
 from .config import GroupCoordinatorConfig
 from .manager import GroupMetadataManager
 from .offsets import OffsetMetadataManager
@@ -74,9 +79,38 @@ class GroupCoordinatorShard(CoordinatorShard):
             return {"group_id": group_id, "state": "Dead", "generation": -1, "members": []}
         return group.describe()
 
-    def list_groups(self, committed_offset: int | None) -> list[tuple[str, str]]:
-        return [(gid, g.state.value) for gid, g in
-                sorted(self.groups.groups.items(epoch=committed_offset))]
+    def list_groups(self, states_filter: Iterable[str], types_filter: Iterable[str],
+                    committed_offset: int | None) -> list[ListedGroup]:
+        return self.groups.list_groups(states_filter, types_filter, committed_offset)
+
+    def commit_transactional_offset(self, ctx: RequestContext, request: TxnOffsetCommitRequest
+                                    ) -> CoordinatorResult[TxnOffsetCommitResponse]:
+        return self.offsets.commit_transactional_offset(ctx, request)
+
+    def delete_offsets(self, ctx: RequestContext, request: OffsetDeleteRequest
+                       ) -> CoordinatorResult[OffsetDeleteResponse]:
+        return self.offsets.delete_offsets(request)
+
+    def delete_groups(self, ctx: RequestContext, group_ids: Sequence[str]
+                      ) -> CoordinatorResult[list[DeletableGroupResult]]:
+        """Tombstones for each deletable group's offsets (committed and pending) and for its
+        GroupMetadata; a group that cannot go gets its own error (GROUP_ID_NOT_FOUND,
+        NON_EMPTY_GROUP) (`GroupCoordinatorShard.deleteGroups`)."""
+        results: list[DeletableGroupResult] = []
+        records: list[CoordinatorRecord] = []
+        deleted: list[str] = []
+        offsets = 0
+        for group_id in group_ids:
+            try:
+                self.groups.validate_delete_group(group_id)
+                offsets += self.offsets.delete_all_offsets(group_id, records)
+                self.groups.create_group_tombstone_records(group_id, records)
+                deleted.append(group_id)
+                results.append(DeletableGroupResult(group_id))
+            except KafkaError as exc:
+                results.append(DeletableGroupResult(group_id, exc.error))
+        self.log.log("C-GROUPS-DELETED", groups=", ".join(deleted), offsets=offsets)
+        return CoordinatorResult(records, results)
 
     def cleanup_group_metadata(self) -> CoordinatorResult[None]:
         """Expire offsets and delete empty groups without offsets (Kafka's
@@ -84,9 +118,7 @@ class GroupCoordinatorShard(CoordinatorShard):
         records: list[CoordinatorRecord] = []
         for group_id in sorted(set(self.groups.groups.keys()) | set(self.offsets.offsets.keys())):
             if self.offsets.cleanup_expired_offsets(group_id, records):
-                group = self.groups.groups.get(group_id)
-                if group is not None and group.state is ClassicGroupState.EMPTY:
-                    records.append(rec.new_group_metadata_tombstone(group_id))
+                self.groups.maybe_delete_group(group_id, records)
         self.log.log("C-CLEANUP", records=len(records), ms=0)
         self._schedule_cleanup()
         return CoordinatorResult(records, None, is_atomic=False)
@@ -101,13 +133,20 @@ class GroupCoordinatorShard(CoordinatorShard):
     def replay(self, offset: int, producer_id: int, producer_epoch: int,
                record: CoordinatorRecord) -> None:
         if record.record_type in (0, rec.OFFSET_COMMIT_RECORD_TYPE):
-            self.offsets.replay(offset, record)
+            if producer_id == NO_PRODUCER_ID:
+                self.offsets.replay(offset, record)
+            else:  # a transactional producer's batch
+                self.offsets.replay(offset, record, producer_id)
         elif record.record_type == rec.GROUP_METADATA_RECORD_TYPE:
             self.groups.replay_group_metadata(record.key["group"],
                                               None if record.value is None else dict(record.value))
         else:
             raise RuntimeError(f"Unknown record type {record.record_type} in the group "
                                f"coordinator shard")
+
+    def replay_end_transaction_marker(self, producer_id: int, producer_epoch: int,
+                                      result: TransactionResult | str) -> None:
+        self.offsets.replay_end_transaction_marker(producer_id, result)
 
     def on_loaded(self, image: MetadataImage) -> None:
         self.groups.on_loaded(image)

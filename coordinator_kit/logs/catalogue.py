@@ -121,6 +121,15 @@ _ENTRIES = [
        "Scheduled execution of write operation {name}."),
     _t("R-SCHED-READ", "read_scheduled", "runtime", "DEBUG", "runtime",
        "Scheduled execution of read operation {name}."),
+    _t("R-SCHED-READ-ALL", "read_all_scheduled", "runtime", "DEBUG", "runtime",
+       "Scheduled execution of read all operation {name}."),
+    _t("R-SCHED-TXN-WRITE", "transactional_write_scheduled", "runtime", "DEBUG", "runtime",
+       "Scheduled execution of transactional write operation {name}."),
+    _t("R-SCHED-TXN-COMPLETION", "transaction_completion_scheduled", "runtime", "DEBUG",
+       "runtime",
+       "Scheduled execution of transaction completion for {tp} with producer id={producer_id}, "
+       "producer epoch={producer_epoch}, coordinator epoch={coordinator_epoch} and transaction "
+       "result={result}."),
     _t("R-SCHED-INTERNAL", "internal_scheduled", "runtime", "DEBUG", "runtime",
        "Scheduled execution of internal operation {name}."),
     _t("R-EXEC-FAILED", "event_failed", "runtime", "ERROR", "runtime",
@@ -308,6 +317,16 @@ _GROUP_ENTRIES = [
     _t("C-CLEANUP", "group_metadata_cleanup", "group_shard", "INFO", "context",
        "Generated {records} tombstone records while cleaning up group metadata in {ms} "
        "milliseconds."),
+    _t("C-GROUPS-DELETED", "groups_deleted", "group_shard", "INFO", "context",
+       "The following groups were deleted: {groups}. A total of {offsets} offsets were "
+       "removed."),
+    _t("O-TXN-COMMIT", "transactional_offset_committed", "offset_manager", "DEBUG", "context",
+       "[GroupId {group}] Committing transactional offsets {offset} for partition "
+       "{topic}-{partition} from member {member} with leader epoch {leader_epoch}."),
+    _t("O-TXN-COMMITTED", "transactional_offsets_committed", "offset_manager", "DEBUG",
+       "context", "Committed transactional offset commits for producer id {producer_id}."),
+    _t("O-TXN-ABORTED", "transactional_offsets_aborted", "offset_manager", "DEBUG", "context",
+       "Aborted transactional offset commits for producer id {producer_id}."),
 ]
 
 # The Java consumer's classic-protocol coordinator (AbstractCoordinator / ConsumerCoordinator,

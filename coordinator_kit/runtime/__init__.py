@@ -8,6 +8,7 @@ from .deferred import DeferredEventQueue
 from .events import EventAccumulator, RejectedExecutionError
 from .future import CoordinatorFuture, FutureNotDone
 from .loader import CoordinatorLoader, LoadSummary
+from .markers import TransactionResult
 from .metadata import MetadataDelta, MetadataImage
 from .partition import LogBatch, LogSegment, PartitionWriter, ReplicatedPartition
 from .processor import DeterministicEventProcessor, MultiThreadedEventProcessor
@@ -28,5 +29,5 @@ __all__ = [
     "LogSegment", "MetadataDelta",
     "MetadataImage", "MultiThreadedEventProcessor", "PartitionWriter", "RecordSerde",
     "RejectedExecutionError", "ReplicatedPartition", "RuntimeConfig",
-    "SnapshottableCoordinator", "UnknownRecordTypeError",
+    "SnapshottableCoordinator", "TransactionResult", "UnknownRecordTypeError",
 ]

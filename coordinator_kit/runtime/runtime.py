@@ -36,6 +36,7 @@ from .deferred import DeferredEventQueue
 from .events import RejectedExecutionError
 from .future import _PENDING, CoordinatorFuture
 from .loader import CoordinatorLoader, LoadSummary
+from .markers import TransactionResult, end_transaction_marker
 from .metadata import MetadataDelta, MetadataImage
 from .partition import (NO_PRODUCER_ID, RECORD_BATCH_OVERHEAD, PartitionWriter,
                         ReplicatedPartition, first_record_size, record_body_size,
@@ -568,6 +569,29 @@ class CoordinatorContext:
             self._append_failed(exc)
             raise
 
+    def complete_transaction(self, producer_id: int, producer_epoch: int,
+                             coordinator_epoch: int, result: TransactionResult,
+                             event: _CompleteTransactionEvent) -> None:
+        """Replay an end-transaction marker and append it as a control batch of its own; park
+        `event` until the high watermark passes it (`CoordinatorContext.completeTransaction`).
+        The open batch goes to the log first, so the marker comes after the writes before it;
+        a failure reverts the shard to where it was and fails `event`."""
+        if self.state is not _A:
+            raise RuntimeError("Coordinator must be active to complete a transaction")
+        self.flush_current_batch()
+        coordinator: SnapshottableCoordinator = self.coordinator  # type: ignore[assignment]
+        previous = coordinator.last_written_offset
+        try:
+            coordinator.replay_end_transaction_marker(producer_id, producer_epoch, result)
+            offset = self.runtime.writer.append(
+                self.tp, [end_transaction_marker(result, coordinator_epoch)], producer_id,
+                producer_epoch, result.value)
+            coordinator.update_last_written_offset(offset)
+            self.deferred.add(offset, event)
+        except BaseException as exc:
+            coordinator.revert_last_written_offset(previous)
+            event.complete(exc)
+
     def _append_failed(self, exc: BaseException) -> None:
         self.runtime.log.log("R-APPEND-FAIL", tp=self.tp,
                              error=exc.detail if isinstance(exc, KafkaError) else str(exc))
@@ -711,6 +735,97 @@ class _WriteEvent(Generic[T]):
 
     def __str__(self) -> str:
         return f"CoordinatorWriteEvent(name={self.name})"
+
+    __repr__ = __str__
+
+
+class _TransactionalWriteEvent(_WriteEvent[T]):
+    """A write on behalf of a transactional producer (`CoordinatorWriteEvent` built by
+    `scheduleTransactionalWriteOperation`): its records are replayed with the producer's id and
+    epoch and go to the log in a batch of their own, flushed at once (`append` flushes the open
+    batch first and never lingers on a transactional one)."""
+
+    __slots__ = ("transactional_id", "producer_id", "producer_epoch")
+
+    def __init__(self, runtime: CoordinatorRuntime[Any], name: str, tp: TopicPartition,
+                 transactional_id: str | None, producer_id: int, producer_epoch: int,
+                 op: Callable[[Any], CoordinatorResult[T]], timeout_ms: int) -> None:
+        super().__init__(runtime, name, tp, op, timeout_ms)
+        self.transactional_id = transactional_id
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+
+    def run(self) -> None:
+        rt = self.runtime
+        try:
+            ctx = rt._contexts.get(self.key)
+            if ctx is None or ctx.state is not _A:
+                raise _inactive_error(ctx)
+            op, self.op = self.op, None
+            result = op(ctx.coordinator.shard)  # type: ignore[union-attr]
+            if not isinstance(result, CoordinatorResult):
+                raise TypeError(f"write operation {self.name!r} must return a "
+                                f"CoordinatorResult, got {type(result).__name__}")
+            self.response = result.response
+            self.append_future = result.append_future
+            self.records = 0
+            records = list(result.records)
+            self.records = len(records)
+            ctx.append(self.producer_id, self.producer_epoch, records, result.replay_records,
+                       result.is_atomic, self)
+            if self.future._state is _PENDING:
+                self._timeout = rt.scheduler.call_later(
+                    self.timeout_ms, rt._on_operation_timeout, self, name=f"timeout {self.name}")
+        except BaseException as exc:
+            self.complete(exc)
+
+
+class _CompleteTransactionEvent:
+    """Writes an end-transaction marker (Kafka's `CoordinatorCompleteTransactionEvent`): its
+    future completes with None once the marker is committed, or fails."""
+
+    __slots__ = ("runtime", "key", "name", "producer_id", "producer_epoch", "coordinator_epoch",
+                 "result", "timeout_ms", "future", "_timeout")
+
+    def __init__(self, runtime: CoordinatorRuntime[Any], name: str, tp: TopicPartition,
+                 producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                 result: TransactionResult, timeout_ms: int) -> None:
+        self.runtime = runtime
+        self.key = tp
+        self.name = name
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.coordinator_epoch = coordinator_epoch
+        self.result = result
+        self.timeout_ms = timeout_ms
+        self.future: CoordinatorFuture[None] = CoordinatorFuture(name)
+        self._timeout: TimerHandle | None = None
+
+    def run(self) -> None:
+        rt = self.runtime
+        try:
+            ctx = rt._contexts.get(self.key)
+            if ctx is None or ctx.state is not _A:
+                raise _inactive_error(ctx)
+            ctx.complete_transaction(self.producer_id, self.producer_epoch,
+                                     self.coordinator_epoch, self.result, self)
+            if self.future._state is _PENDING:
+                self._timeout = rt.scheduler.call_later(
+                    self.timeout_ms, rt._on_operation_timeout, self, name=f"timeout {self.name}")
+        except BaseException as exc:
+            self.complete(exc)
+
+    def complete(self, exc: BaseException | None) -> None:
+        if exc is None:
+            self.future.complete(None)
+        else:
+            self.future.complete_exceptionally(exc)
+        timeout, self._timeout = self._timeout, None
+        if timeout is not None:
+            timeout.cancel()
+
+    def __str__(self) -> str:
+        return f"CoordinatorCompleteTransactionEvent(name={self.name})"
 
     __repr__ = __str__
 
@@ -940,6 +1055,58 @@ class CoordinatorRuntime(Generic[S]):
         if self._debug:
             self.log.log("R-SCHED-READ", name=name)
         event = _ReadEvent(self, name, tp, op)
+        self._enqueue_last(event)
+        return event.future
+
+    def schedule_read_all_operation(self, name: str, op: Callable[[S, int], T]
+                                    ) -> list[CoordinatorFuture[T]]:
+        """`schedule_read_operation(name, tp, op)` for every partition this runtime has a
+        context for, in partition order (`scheduleReadAllOperation`): each read runs at its
+        partition's last committed offset; one whose context is not ACTIVE fails as a read
+        does (NOT_COORDINATOR, or COORDINATOR_LOAD_IN_PROGRESS while it loads)."""
+        self._throw_if_not_running()
+        if self._debug:
+            self.log.log("R-SCHED-READ-ALL", name=name)
+        return [self.schedule_read_operation(name, tp, op) for tp in sorted(self._contexts)]
+
+    def schedule_transactional_write_operation(
+            self, name: str, tp: TopicPartition, transactional_id: str | None,
+            producer_id: int, producer_epoch: int, op: Callable[[S], CoordinatorResult[T]],
+            timeout_ms: int | None = None, *,
+            on_error: Callable[[BaseException], T] | None = None) -> CoordinatorFuture[T]:
+        """A write whose records belong to a transaction (`scheduleTransactionalWriteOperation`):
+        replayed with `producer_id`/`producer_epoch` (the shard keeps them pending) and appended
+        in a batch of their own carrying them. The broker's check that the partition was added
+        to the transaction (KIP-890 verification) is not modelled: the write goes ahead."""
+        self._throw_if_not_running()
+        if isinstance(producer_id, bool) or not isinstance(producer_id, int) or producer_id < 0:
+            raise ValueError(f"a transactional write needs a producer id >= 0, got "
+                             f"{producer_id!r}")
+        if self._debug:
+            self.log.log("R-SCHED-TXN-WRITE", name=name)
+        event = _TransactionalWriteEvent(
+            self, name, tp, transactional_id, producer_id, producer_epoch, op,
+            self._write_timeout_ms if timeout_ms is None else timeout_ms)
+        event.on_error = on_error
+        self._enqueue_last(event)
+        return event.future
+
+    def schedule_transaction_completion(self, name: str, tp: TopicPartition, producer_id: int,
+                                        producer_epoch: int, coordinator_epoch: int,
+                                        result: TransactionResult | str,
+                                        timeout_ms: int | None = None
+                                        ) -> CoordinatorFuture[None]:
+        """Write the marker that commits or aborts `producer_id`'s transaction in `tp`
+        (`scheduleTransactionCompletion`); the future completes when the marker commits."""
+        self._throw_if_not_running()
+        result = TransactionResult.of(result)
+        if self._debug:
+            self.log.log("R-SCHED-TXN-COMPLETION", tp=tp, producer_id=producer_id,
+                         producer_epoch=producer_epoch, coordinator_epoch=coordinator_epoch,
+                         result=result.value)
+        event = _CompleteTransactionEvent(
+            self, name, tp, producer_id, producer_epoch, coordinator_epoch, result,
+            self._write_timeout_ms if timeout_ms is None else timeout_ms)
         self._enqueue_last(event)
         return event.future
 

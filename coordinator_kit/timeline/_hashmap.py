@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any, TypeVar, overload
 
 from ._hashtable import KEY, VALUE, SnapshottableHashTable
@@ -54,6 +54,35 @@ class TimelineHashMap(Mapping[K, V]):
 
     def __setitem__(self, key: K, value: V) -> None:
         self.put(key, value)
+
+    def put_if_absent(self, key: K, value: V) -> V | None:
+        """Store ``value`` only when ``key`` is absent: return the value already there (and
+        change nothing, stash nothing), or None when it was stored (Java's
+        ``Map.putIfAbsent``, which Kafka's TimelineHashMap inherits). A snapshot revert
+        takes the stored entry out again, like any ``put``."""
+        if key is None or value is None:
+            self._check_key(key)
+            raise ValueError(f"TimelineHashMap values must not be None (key {key!r})")
+        table = self._table
+        element = table._live.get(key)
+        if element is not None:
+            return element[VALUE]
+        table.add_unless_present(key, value)
+        return None
+
+    def compute_if_absent(self, key: K, factory: Callable[[K], V | None]) -> V | None:
+        """The value of ``key``, made by ``factory(key)`` and stored when absent (Java's
+        ``Map.computeIfAbsent``, which Kafka's OffsetMetadataManager calls on its timeline
+        maps); a factory that returns None stores nothing and None is returned."""
+        self._check_key(key)
+        table = self._table
+        element = table._live.get(key)
+        if element is not None:
+            return element[VALUE]
+        value = factory(key)
+        if value is not None:
+            table.add_unless_present(key, value)
+        return value
 
     def remove(self, key: K) -> V | None:
         """Remove ``key``; return its value, or None if it was absent."""
