@@ -204,3 +204,41 @@ def test_producers_append_and_a_new_topic_is_auto_created(server):
     values = [m.value.decode() for m in consumer]
     consumer.close()
     assert values == [f"kp-{i}" for i in range(10)] + [f"rd-{i}" for i in range(5)]
+
+
+def test_admin_client_lists_describes_and_deletes_groups(server, consumers):
+    """kafka-python's KafkaAdminClient, as `kafka-consumer-groups` uses the same APIs:
+    ListGroups on every broker (GroupCoordinatorService.listGroups), DescribeGroups and
+    OffsetFetch at the coordinator, DeleteGroups refused for a live group (NON_EMPTY_GROUP),
+    OffsetDelete refused for a topic the group consumes (GROUP_SUBSCRIBED_TO_TOPIC)."""
+    from kafka import TopicPartition as KafkaTopicPartition
+    from kafka.admin import KafkaAdminClient
+
+    a = _start(server, consumers, "admin-a", "g-admin")
+    a.wait_until(lambda c: c.assignment == ORDERS, 30, "a owns all")
+    _wait_group(server, "g-admin", lambda g: bool(
+        server.call(lambda: server.cluster.committed_offsets("g-admin"))), what="a commit")
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, client_id="admin")
+    try:
+        listed = {g["group_id"]: g for g in admin.list_groups()}
+        assert listed["g-admin"]["group_state"] == "Stable"
+        assert listed["g-admin"]["protocol_type"] == "consumer"
+        described = admin.describe_groups(["g-admin"])["g-admin"]
+        assert described["group_state"] == "Stable" and described["protocol_data"] == "range"
+        (member,) = described["members"]
+        assert member["client_id"] == "admin-a"
+        assert member["member_assignment"]["assigned_partitions"] == [
+            {"topic": "orders", "partitions": [0, 1, 2, 3, 4, 5]}]
+        offsets = admin.list_group_offsets("g-admin")["g-admin"]
+        assert sorted((tp.topic, tp.partition) for tp in offsets) == ORDERS
+        assert admin.delete_groups(["g-admin"]) == {"g-admin": "NonEmptyGroupError"}
+        refused = admin.delete_group_offsets("g-admin", [KafkaTopicPartition("orders", 0)])
+        assert refused[KafkaTopicPartition("orders", 0)].__name__ == "GroupSubscribedToTopicError"
+        a.stop()
+        _wait_group(server, "g-admin", lambda g: g["state"] == "Empty", what="empty")
+        deleted = admin.delete_group_offsets("g-admin", [KafkaTopicPartition("orders", 0)])
+        assert deleted[KafkaTopicPartition("orders", 0)].__name__ == "NoError"
+        assert admin.delete_groups(["g-admin"]) == {"g-admin": "OK"}
+        assert "g-admin" not in {g["group_id"] for g in admin.list_groups()}
+    finally:
+        admin.close()

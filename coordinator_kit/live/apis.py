@@ -21,9 +21,10 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 from kafka.record import MemoryRecords, MemoryRecordsBuilder
 
 from ..errors import Errors, KafkaError, handle_operation_exception
-from ..group.api import (HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, MemberIdentity,
-                         OffsetCommitRequest, OffsetFetchRequest, PartitionData, RequestContext,
-                         SyncGroupRequest)
+from ..group.api import (DeleteGroupsRequest, HeartbeatRequest, JoinGroupRequest,
+                         LeaveGroupRequest, ListGroupsRequest, MemberIdentity,
+                         OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest,
+                         PartitionData, RequestContext, SyncGroupRequest)
 from ..group.classic import Protocol
 from ..runtime.future import CoordinatorFuture
 from ..topic import CONSUMER_OFFSETS, TopicPartition, illegal_name_reason
@@ -381,7 +382,7 @@ class KafkaApis:
             if group is None:
                 return D(error_code=0, group_id=group_id, group_state="Dead",
                          protocol_type="", protocol_data="", members=[],
-                         authorized_operations=-2147483648)
+                         authorized_operations=None)
             members = []
             for m in group.members.values():
                 metadata = next((p.metadata for p in m.supported_protocols
@@ -395,7 +396,7 @@ class KafkaApis:
             return D(error_code=0, group_id=group_id, group_state=group.state.value,
                      protocol_type=group.protocol_type or "",
                      protocol_data=group.protocol_name or "", members=members,
-                     authorized_operations=-2147483648)
+                     authorized_operations=None)
         try:
             future = runtime.schedule_read_operation("describe-groups", tp, read)
             return await self._await(future)
@@ -404,7 +405,44 @@ class KafkaApis:
         except Exception as exc:  # the runtime's own failures map as Kafka maps them
             error = handle_operation_exception(exc)
         return D(error_code=error.code, group_id=group_id, group_state="", protocol_type="",
-                 protocol_data="", members=[], authorized_operations=-2147483648)
+                 protocol_data="", members=[], authorized_operations=None)
+
+    async def on_ListGroups(self, conn: Connection, version: int, request: Any) -> Any:
+        """The groups of every coordinator partition this broker leads (an admin client asks
+        every broker and merges the answers)."""
+        req = ListGroupsRequest(
+            tuple(request.states_filter or ()) if version >= 4 else (),
+            tuple(request.types_filter or ()) if version >= 5 else ())
+        resp = await self._await(self._service(conn).list_groups(self._ctx(conn, version), req))
+        R = CODECS[16].response
+        return R(version=version, throttle_time_ms=0, error_code=_code(resp.error), groups=[
+            R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type,
+                          group_state=g.group_state, group_type=g.group_type)
+            for g in resp.groups])
+
+    async def on_DeleteGroups(self, conn: Connection, version: int, request: Any) -> Any:
+        req = DeleteGroupsRequest(tuple(request.groups_names))
+        resp = await self._await(self._service(conn).delete_groups(self._ctx(conn, version),
+                                                                   req))
+        R = CODECS[42].response
+        return R(version=version, throttle_time_ms=0, results=[
+            R.DeletableGroupResult(group_id=r.group_id, error_code=_code(r.error))
+            for r in resp.results])
+
+    async def on_OffsetDelete(self, conn: Connection, version: int, request: Any) -> Any:
+        partitions = tuple((t.name, p.partition_index) for t in request.topics
+                           for p in t.partitions)
+        resp = await self._await(self._service(conn).delete_offsets(
+            self._ctx(conn, version), OffsetDeleteRequest(request.group_id, partitions)))
+        R = CODECS[47].response
+        T = R.OffsetDeleteResponseTopic
+        by_topic: dict[str, list[Any]] = {}
+        for name, partition in partitions:
+            error = resp.errors.get((name, partition), Errors.NONE)
+            by_topic.setdefault(name, []).append(T.OffsetDeleteResponsePartition(
+                partition_index=partition, error_code=_code(error)))
+        return R(version=version, error_code=_code(resp.error), throttle_time_ms=0,
+                 topics=[T(name=n, partitions=ps) for n, ps in by_topic.items()])
 
     # -- data ---------------------------------------------------------------------------------
 
