@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import itertools
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -110,6 +109,7 @@ class LiveServer:
         for name, partitions in topics.items():
             self.data.create(name, partitions)
         self.produce_rate_per_s = produce_rate_per_s
+        self._produced_topics = sorted(topics)
         self.socket_request_max_bytes = socket_request_max_bytes
         self.auto_create_topics = auto_create_topics
         self.default_partitions = default_partitions
@@ -361,14 +361,15 @@ class LiveServer:
         return base
 
     def _schedule_produce(self) -> None:
-        """The server's own producer: `produce_rate_per_s` records per data partition per
-        second of virtual time, so consumers have something to read with no producer."""
+        """The server's own producer: `produce_rate_per_s` records per partition per second of
+        virtual time to the topics it started with (not to topics created later, which hold
+        only what clients produce), so consumers have something to read with no producer."""
         period = max(1, round(1000 / self.produce_rate_per_s))
         sched = self.cluster.scheduler
 
         def produce() -> None:
             now = self.epoch_ms + sched.now
-            for name in sorted(self.data.topics):
+            for name in self._produced_topics:
                 for log in self.data.topics[name]:
                     offset = log.high_watermark
                     self.data.append(log, now, None,
@@ -553,6 +554,3 @@ class LiveServer:
         exception = event.fields.get("exception")
         out.write(line + "\n" + (f"{exception}\n" if exception else ""))
         out.flush()
-
-    def wall_clock(self) -> float:
-        return time.monotonic()
