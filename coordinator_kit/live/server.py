@@ -520,8 +520,8 @@ class LiveServer:
         except (ConnectionError, OSError):
             pass  # Kafka's Selector: "Connection with ... disconnected" (DEBUG), nothing more
         except Exception as exc:  # a bug in a handler: this connection closes, not the server
-            self._refuse(conn, FrameError(f"java.lang.{type(exc).__name__}",
-                                          f"{exc} (the kit's handler failed: please report it)"))
+            self._refuse(conn, FrameError(type(exc).__name__, f"{exc} (a bug in the kit's "
+                                          f"handler of this request: please report it)"))
         finally:
             self._close(conn, None)
 
