@@ -22,6 +22,7 @@ import threading
 import time
 
 import pytest
+from kafka.protocol.admin.groups import DescribeGroupsRequest, DescribeGroupsResponse
 from kafka.protocol.consumer.group import HeartbeatRequest, JoinGroupRequest
 from kafka.protocol.metadata.api_versions import ApiVersionsRequest
 from kafka.protocol.metadata.metadata import MetadataRequest
@@ -340,12 +341,41 @@ def test_a_group_request_to_a_broker_that_does_not_lead_the_group_gets_not_coord
     _still_serving(server, bystander)
 
 
+def test_describe_groups_is_answered_per_group(server, bystander):
+    # (its response once failed to encode: authorized_operations took an int, the codec a set)
+    group = "g-described"
+    coordinator = server.call(lambda: server.cluster.coordinator_for(group))
+    unknown = next(g for g in (f"g-never-seen-{i}" for i in range(1000))
+                   if server.call(lambda: server.cluster.coordinator_for(g)) == coordinator)
+    elsewhere = next(g for g in (f"g-elsewhere-{i}" for i in range(1000))
+                     if server.call(lambda: server.cluster.coordinator_for(g)) != coordinator)
+    join = JoinGroupRequest(version=5, group_id=group, session_timeout_ms=6000,
+                            rebalance_timeout_ms=6000, member_id="", group_instance_id=None,
+                            protocol_type="consumer", protocols=[("range", b"")])
+    describe = DescribeGroupsRequest(version=5, groups=[group, unknown, elsewhere],
+                                     include_authorized_operations=False)
+    with Wire(server.port_of(coordinator)) as w:
+        w.send(encode(join, correlation_id=90))  # MEMBER_ID_REQUIRED: a pending member only
+        assert w.response() is not None
+        w.send(encode(describe, correlation_id=91))
+        body = w.response()
+    assert body is not None
+    answer = DescribeGroupsResponse.decode(body[5:], version=5)  # after header v1
+    # GroupMetadataManager.describeGroups reads at the committed offset: a group with only a
+    # pending member has written nothing, so it reads as Dead, like one never seen; a group
+    # another broker coordinates gets NOT_COORDINATOR, per group
+    assert [(g.group_id, g.error_code, g.group_state) for g in answer.groups] == [
+        (group, 0, "Dead"), (unknown, 0, "Dead"), (elsewhere, NOT_COORDINATOR, "")]
+    assert all(g.authorized_operations is None for g in answer.groups)
+    _still_serving(server, bystander)
+
+
 def test_a_handler_bug_closes_only_that_connection(server, bystander, monkeypatch):
     async def broken(conn, version, request):
         raise KeyError("boom")
     monkeypatch.setattr(server.apis, "on_Heartbeat", broken)
     lines = _refused(server, bystander, _heartbeat(4))
-    assert lines[1].startswith("KeyError: 'boom' (a bug in the kit's handler")
+    assert lines[1].startswith("KeyError: 'boom' (a bug in the kit's Heartbeat handler")
 
 
 def test_a_timer_that_raises_does_not_stop_the_cluster(server, bystander):

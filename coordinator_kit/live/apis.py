@@ -382,12 +382,14 @@ class KafkaApis:
         runtime = self.cluster.brokers[conn.broker_id].runtime
         tp = self._service(conn).partition_for(group_id)
 
+        # authorized_operations=None is Kafka's Integer.MIN_VALUE ("not asked for"): the
+        # codec's bitfield writes None so and takes a set of bits otherwise (an int fails)
         def read(shard: Any, offset: int) -> Any:
             group = shard.groups.group(group_id, offset)
             if group is None:
                 return D(error_code=0, group_id=group_id, group_state="Dead",
                          protocol_type="", protocol_data="", members=[],
-                         authorized_operations=-2147483648)
+                         authorized_operations=None)
             members = []
             for m in group.members.values():
                 metadata = next((p.metadata for p in m.supported_protocols
@@ -401,7 +403,7 @@ class KafkaApis:
             return D(error_code=0, group_id=group_id, group_state=group.state.value,
                      protocol_type=group.protocol_type or "",
                      protocol_data=group.protocol_name or "", members=members,
-                     authorized_operations=-2147483648)
+                     authorized_operations=None)
         try:
             future = runtime.schedule_read_operation("describe-groups", tp, read)
             return await self._await(future)
@@ -410,7 +412,7 @@ class KafkaApis:
         except Exception as exc:  # the runtime's own failures map as Kafka maps them
             error = handle_operation_exception(exc)
         return D(error_code=error.code, group_id=group_id, group_state="", protocol_type="",
-                 protocol_data="", members=[], authorized_operations=-2147483648)
+                 protocol_data="", members=[], authorized_operations=None)
 
     # -- data ---------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ import itertools
 import socket
 import threading
 import time
+import traceback
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -274,11 +275,12 @@ class LiveServer:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        for task in (getattr(self, "_ticker", None), getattr(self, "_reaper", None)):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+        # the ticker, the reaper, and requests still parked (a Fetch waiting for data, a join
+        # waiting for its rebalance): ended here, not destroyed pending when the loop closes
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
 
     def start(self, timeout_s: float = 10.0) -> LiveServer:
         """Start in a background thread (for notebooks and tests); returns once listening."""
@@ -520,8 +522,11 @@ class LiveServer:
         except (ConnectionError, OSError):
             pass  # Kafka's Selector: "Connection with ... disconnected" (DEBUG), nothing more
         except Exception as exc:  # a bug in a handler: this connection closes, not the server
+            self.log.event("live_handler_failed", level="ERROR", connection=conn.id,
+                           client=conn.client_id, api=conn.last_api,
+                           traceback="".join(traceback.format_exception(exc)))
             self._refuse(conn, FrameError(type(exc).__name__, f"{exc} (a bug in the kit's "
-                                          f"handler of this request: please report it)"))
+                                          f"{conn.last_api} handler: please report it)"))
         finally:
             self._close(conn, None)
 
