@@ -521,6 +521,10 @@ class LiveServer:
                 await self._send(conn, out)
         except (ConnectionError, OSError):
             pass  # Kafka's Selector: "Connection with ... disconnected" (DEBUG), nothing more
+        except asyncio.CancelledError:
+            # stop() ends a connection whose request is still parked; ending quietly keeps
+            # asyncio's stream callback (it reads task.exception()) from logging an error
+            pass
         except Exception as exc:  # a bug in a handler: this connection closes, not the server
             self.log.event("live_handler_failed", level="ERROR", connection=conn.id,
                            client=conn.client_id, api=conn.last_api,
