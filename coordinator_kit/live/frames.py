@@ -75,7 +75,8 @@ def frame_size(prefix: bytes, max_bytes: int = SOCKET_REQUEST_MAX_BYTES) -> int:
     if size < 0:
         raise FrameError(INVALID_RECEIVE, f"Invalid receive (size = {size})")
     if size > max_bytes:
-        raise FrameError(INVALID_RECEIVE, f"Invalid receive (size = {size} larger than {max_bytes})")
+        raise FrameError(INVALID_RECEIVE,
+                         f"Invalid receive (size = {size} larger than {max_bytes})")
     return size
 
 
