@@ -30,6 +30,7 @@ from kafka.protocol.metadata.metadata import MetadataRequest
 from coordinator_kit.live.frames import INVALID_RECEIVE, INVALID_REQUEST
 from coordinator_kit.live.server import LiveServer, is_loopback
 from coordinator_kit.live.versions import ADVERTISED
+from coordinator_kit.logs.parse import ParseCounts, parse_lines
 from live_wire import Wire, api_versions, api_versions_request, encode, frame, header, wait_until
 
 MAX_BYTES = 65_536
@@ -375,7 +376,8 @@ def test_a_handler_bug_closes_only_that_connection(server, bystander, monkeypatc
         raise KeyError("boom")
     monkeypatch.setattr(server.apis, "on_Heartbeat", broken)
     lines = _refused(server, bystander, _heartbeat(4))
-    assert lines[1].startswith("KeyError: 'boom' (a bug in the kit's Heartbeat handler")
+    assert lines[1].startswith("coordinator_kit.live.HandlerError: KeyError: 'boom' (a bug in "
+                               "the kit's Heartbeat handler")
 
 
 def test_a_timer_that_raises_does_not_stop_the_cluster(server, bystander):
@@ -517,3 +519,23 @@ def test_a_loopback_server_says_nothing(recwarn):
 def test_limits_must_be_positive_whole_numbers(kw):
     with pytest.raises(ValueError, match=next(iter(kw))):
         LiveServer(port=0, **kw)
+
+
+# -- the log ------------------------------------------------------------------------------------
+
+def test_the_closing_lines_read_back_as_events_with_their_exception(server):
+    """Kafka writes the exception (and its cause) under the error line; the kit's log parser
+    takes them as continuation lines of that record, so nothing is quarantined."""
+    lines = server.log_text.getvalue().splitlines()
+    closing = [l for l in lines if "(kafka.network.Processor)" in l
+               or "(org.apache.kafka.common.network.Selector)" in l]
+    assert len(closing) > 20
+    counts = ParseCounts()
+    rows = list(parse_lines(lines, "live.log", counts))
+    counts.check()
+    assert [r["raw"] for kind, r in rows if kind == "quarantine"] == []
+    events = [r for kind, r in rows if kind == "event"
+              and r["event"] == "connection_closed_on_error"]
+    assert len(events) == len(closing)
+    assert all("\n" in r["raw"] for r in events)  # the exception line rides with its record
+    assert any("\nCaused by: java.nio.BufferUnderflowException" in r["raw"] for r in events)

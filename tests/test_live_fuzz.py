@@ -40,6 +40,7 @@ from coordinator_kit.live.apis import KafkaApis
 from coordinator_kit.live.processes import ConsumerProcess
 from coordinator_kit.live.server import LiveServer
 from coordinator_kit.live.versions import ADVERTISED, CODECS
+from coordinator_kit.logs.parse import ParseCounts, parse_lines
 from live_wire import HOST, api_versions, api_versions_request, encode, frame, header
 
 ORDERS = [("orders", p) for p in range(6)]
@@ -225,5 +226,10 @@ def test_malformed_frames_do_not_disturb_a_real_consumer(server):
         assert not [e for e in later if e["event"] in ("revoked", "assigned")], later
         assert consumer.alive and consumer.assignment == ORDERS
         assert server.call(lambda: server.requests_handled) > heartbeats_before
+        # every closing line, exception and cause included, reads back with the kit's parser
+        counts = ParseCounts()
+        rows = list(parse_lines(server.log_text.getvalue().splitlines(), "live.log", counts))
+        counts.check()
+        assert [r["raw"] for kind, r in rows if kind == "quarantine"] == []
     finally:
         consumer.close()

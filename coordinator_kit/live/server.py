@@ -529,7 +529,9 @@ class LiveServer:
             self.log.event("live_handler_failed", level="ERROR", connection=conn.id,
                            client=conn.client_id, api=conn.last_api,
                            traceback="".join(traceback.format_exception(exc)))
-            self._refuse(conn, FrameError(type(exc).__name__, f"{exc} (a bug in the kit's "
+            # a dotted name ending in Error, as a Java exception's first line reads
+            self._refuse(conn, FrameError("coordinator_kit.live.HandlerError",
+                                          f"{type(exc).__name__}: {exc} (a bug in the kit's "
                                           f"{conn.last_api} handler: please report it)"))
         finally:
             self._close(conn, None)
