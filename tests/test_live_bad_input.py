@@ -246,6 +246,14 @@ def test_a_truncated_body_closes_with_kafkas_parse_error(server, bystander, cut)
     assert _body_error(server, lines, "HEARTBEAT", 4, "java.nio.BufferUnderflowException"), lines
 
 
+def test_an_api_versions_body_that_does_not_parse_closes_the_connection(server, bystander):
+    # only a version Kafka does not know skips the body (RequestContext.parseRequest); a known
+    # version must parse like any other request
+    whole = api_versions_request(61)
+    lines = _refused(server, bystander, frame(whole[4:-3]))
+    assert _body_error(server, lines, "API_VERSIONS", 3, "java.nio.BufferUnderflowException")
+
+
 def test_a_string_running_past_the_end_closes_the_connection(server, bystander):
     # kafka-python's decode would cut the string short and carry on; Kafka's readArray refuses
     payload = header(12, 0) + struct.pack(">h", 1) + b"g" + struct.pack(">i", 1) + \
