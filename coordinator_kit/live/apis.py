@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,8 @@ _LIST_LATEST, _LIST_EARLIEST, _LIST_MAX_TIMESTAMP = -1, -2, -3
 _LIST_EARLIEST_LOCAL, _LIST_LATEST_TIERED = -4, -5
 _ACKS_NONE = 0
 _GROUP_KEY, _TRANSACTION_KEY = 0, 1
+# ApiVersionsRequest's SOFTWARE_NAME_VERSION_PATTERN (KIP-511): v3+ names the client software
+_SOFTWARE_NAME_VERSION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 _NO_TXN_COORDINATOR = ("coordinator_kit runs no transaction coordinator: use a "
                        "non-transactional producer")
 
@@ -100,7 +103,14 @@ class KafkaApis:
 
     async def on_ApiVersions(self, conn: Connection, version: int, request: Any) -> Any:
         if version >= 3:
-            conn.software = (request.client_software_name, request.client_software_version)
+            software = (request.client_software_name, request.client_software_version)
+            if not all(_SOFTWARE_NAME_VERSION.fullmatch(s) for s in software):
+                # ApiVersionsRequest.isValid: KafkaApis answers INVALID_REQUEST, no api keys
+                # (getErrorResponse lists them only for UNSUPPORTED_VERSION), and the
+                # SocketServer does not record the client's software
+                return self._response(18, version, error_code=_E["INVALID_REQUEST"],
+                                      api_keys=[], throttle_time_ms=0)
+            conn.software = software
         return self._response(18, version, error_code=0, api_keys=self.server.api_versions(),
                               throttle_time_ms=0)
 
@@ -377,6 +387,8 @@ class KafkaApis:
         runtime = self.cluster.brokers[conn.broker_id].runtime
         tp = self._service(conn).partition_for(group_id)
 
+        # authorized_operations=None is Kafka's Integer.MIN_VALUE ("not asked for"): the
+        # codec's bitfield writes None so and takes a set of bits otherwise (an int fails)
         def read(shard: Any, offset: int) -> Any:
             group = shard.groups.group(group_id, offset)
             if group is None:

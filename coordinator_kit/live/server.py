@@ -11,17 +11,26 @@ the cluster is single-threaded, and nothing else touches it. Notebook cells reac
 Like Kafka's SocketServer, a connection handles one request at a time (Kafka mutes a channel
 until its response is sent), so responses leave in request order. A frame that cannot be read
 (over `socket.request.max.bytes`, truncated, an API or version not advertised, a body that does
-not decode) closes that one connection with Kafka's log line; the server and every other
-connection go on. ApiVersions newer than advertised is answered, as Kafka does, with a v0 body
-carrying UNSUPPORTED_VERSION and the advertised ranges, so the client can retry lower.
+not decode: `frames.py` says which check answers what, in Kafka's order) closes that one
+connection with Kafka's log line; the server and every other connection go on. ApiVersions
+newer than Kafka's newest is answered, as Kafka does, with a v0 body carrying
+UNSUPPORTED_VERSION and ApiVersions' own range, so the client can retry lower. A connection
+with no traffic either way for `connections.max.idle.ms` (a client that stopped reading its
+responses, or that sent half a request and went quiet) is closed, as Kafka's Selector closes
+idle connections; every other connection goes on meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import itertools
+import socket
 import threading
+import time
+import traceback
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -35,14 +44,32 @@ from ..trace import LogContext, TraceEvent
 from .apis import KafkaApis, cluster_id, parse_records
 from .datalog import DataTopics, PartitionLog
 from .driver import RealTimeDriver
-from .frames import SOCKET_REQUEST_MAX_BYTES, FrameError, RequestHead, frame_size, peek_head
-from .versions import ADVERTISED, API_NAMES, CODECS, supported
+from .frames import (INVALID_REQUEST, SOCKET_REQUEST_MAX_BYTES, FrameError, RequestHead,
+                     decode_body, frame_size, parse_header)
+from .versions import ADVERTISED, API_NAMES, CODECS, kafka_api_name, supported
 
 __all__ = ["LiveServer", "Connection", "LOOPBACK"]
 
 T = TypeVar("T")
 LOOPBACK = "127.0.0.1"
 _API_VERSIONS = 18
+CONNECTIONS_MAX_IDLE_MS = 600_000  # Kafka's `connections.max.idle.ms` default (10 minutes)
+_READ_CHUNK = 1 << 16
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address `host` names is a loopback address (127.0.0.0/8, ::1): only this
+    machine can reach a listener bound there."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback
+                               for i in infos)
 
 
 @dataclass(eq=False)
@@ -63,6 +90,7 @@ class Connection:
     member_of: dict[str, str] = field(default_factory=dict)  # group -> member id
     assignments: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     closed: bool = False
+    last_active: float = 0.0  # the loop's monotonic clock when bytes last moved either way
 
 
 class LiveServer:
@@ -76,6 +104,7 @@ class LiveServer:
                  socket_request_max_bytes: int = SOCKET_REQUEST_MAX_BYTES,
                  auto_create_topics: bool = True, default_partitions: int = 1,
                  max_records_per_partition: int = 100_000,
+                 connections_max_idle_ms: int = CONNECTIONS_MAX_IDLE_MS,
                  warn: Callable[[str], None] | None = None,
                  advertised_host: str | None = None) -> None:
         """`port` is the first broker's listener (broker b listens on port + b); 0 takes free
@@ -83,12 +112,18 @@ class LiveServer:
         server itself (0: only what producers send). `group_config` takes the group
         coordinator's Kafka keys (e.g. `group.initial.rebalance.delay.ms`, Kafka's default
         3000). `log` receives the brokers' log lines (Kafka's log4j layout) at `log_level`
-        and above as they happen."""
+        and above as they happen. `socket_request_max_bytes` and `connections_max_idle_ms` are
+        Kafka's `socket.request.max.bytes` and `connections.max.idle.ms`. `warn` receives the
+        warning given when `host` is not a loopback address (default: Python's `warnings`)."""
         if not isinstance(host, str) or not host:
             raise ValueError(f"host must be an address to bind, got {host!r}")
         if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535 - brokers:
             raise ValueError(f"port must be 0 (free ports) or a port from 1 to "
                              f"{65535 - brokers} (broker b listens on port + b), got {port!r}")
+        for name, value in (("socket_request_max_bytes", socket_request_max_bytes),
+                            ("connections_max_idle_ms", connections_max_idle_ms)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive whole number, got {value!r}")
         if produce_rate_per_s < 0:
             raise ValueError(f"produce_rate_per_s must be >= 0, got {produce_rate_per_s}")
         topics = {"orders": 6} if topics is None else dict(topics)
@@ -111,6 +146,8 @@ class LiveServer:
         self.produce_rate_per_s = produce_rate_per_s
         self._produced_topics = sorted(topics)
         self.socket_request_max_bytes = socket_request_max_bytes
+        self.connections_max_idle_ms = connections_max_idle_ms
+        self.loopback = is_loopback(host)
         self.auto_create_topics = auto_create_topics
         self.default_partitions = default_partitions
         self.apis = KafkaApis(self)
@@ -124,6 +161,8 @@ class LiveServer:
         self.dropping_heartbeats: set[str] = set()
         self.requests_handled = 0
         self.frames_refused = 0
+        self.idle_closed = 0
+        self.tick_errors = 0
         self._ports: dict[int, int] = {}
         self._servers: list[asyncio.base_events.Server] = []
         self._conn_index = itertools.count()
@@ -166,11 +205,6 @@ class LiveServer:
         self._kick = asyncio.Event()
         self._stopping = asyncio.Event()
         self._driver = RealTimeDriver(self.cluster.scheduler)
-        if self.bind_host not in (LOOPBACK, "localhost", "::1") and self.warn is not None:
-            self.warn(f"WARNING: the live server binds {self.bind_host}, not loopback: anyone "
-                      f"who can reach this machine can join its groups and read and write its "
-                      f"topics. It has no authentication. Clients are told to connect to "
-                      f"{self.host} (--advertised-host).")
         for b in sorted(self.cluster.brokers):
             port = 0 if self.base_port == 0 else self.base_port + b
             server = await asyncio.start_server(
@@ -181,18 +215,53 @@ class LiveServer:
         if self._log_out is not None:
             self._unsubscribe = self.cluster.trace.subscribe(self._write_line)
         self.log.event("live_started", level="INFO", bootstrap=self.bootstrap)
+        if not self.loopback:
+            self.log.event("live_not_loopback", level="WARN", host=self.bind_host,
+                           bootstrap=self.bootstrap)
         if self.produce_rate_per_s > 0:
             self._schedule_produce()
         self._ticker = asyncio.ensure_future(self._tick())
+        self._reaper = asyncio.ensure_future(self._reap_idle())
+
+    def _warn_not_loopback(self) -> None:
+        """Said in the caller's thread (start, serve_forever), where a notebook shows it."""
+        if self.loopback:
+            return
+        message = (f"WARNING: the live server binds {self.bind_host}, which is not a loopback "
+                   f"address: anyone who can reach this machine can join, leave and read its "
+                   f"groups and topics, for it has no authentication. Use host={LOOPBACK!r} "
+                   f"unless other machines must connect. Clients are told to connect to "
+                   f"{self.host} (advertised_host, --advertised-host).")
+        if self.warn is not None:
+            self.warn(message)
+        else:
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
 
     async def _tick(self) -> None:
         assert self._driver is not None and self._kick is not None
         assert self._stopping is not None
         while not self._stopping.is_set():
-            self._driver.advance()
+            self._advance()
             self._kick.clear()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._kick.wait(), self._driver.seconds_to_next(0.02))
+
+    async def _reap_idle(self) -> None:
+        """Close connections with no traffic for `connections.max.idle.ms` (Kafka's Selector
+        closes the least recently active one past that age on each poll)."""
+        assert self._loop is not None and self._stopping is not None
+        idle_s = self.connections_max_idle_ms / 1000
+        period = min(1.0, idle_s / 4)
+        while not self._stopping.is_set():
+            await asyncio.sleep(period)
+            now = self._loop.time()
+            for conn in [c for c in self.connections if now - c.last_active > idle_s]:
+                self.idle_closed += 1
+                self.log.event("live_connection_closed", level="INFO", connection=conn.id,
+                               client=conn.client_id,
+                               why=f"idle for {round((now - conn.last_active) * 1000)} ms "
+                                   f"(connections.max.idle.ms={self.connections_max_idle_ms})")
+                self._close(conn, "idle")
 
     def kick(self) -> None:
         """Run the cluster now (a request arrived, or a future waits on it)."""
@@ -212,10 +281,12 @@ class LiveServer:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        if getattr(self, "_ticker", None) is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(BaseException):
-                await self._ticker
+        # the ticker, the reaper, and requests still parked (a Fetch waiting for data, a join
+        # waiting for its rebalance): ended here, not destroyed pending when the loop closes
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
 
     def start(self, timeout_s: float = 10.0) -> LiveServer:
         """Start in a background thread (for notebooks and tests); returns once listening."""
@@ -246,6 +317,7 @@ class LiveServer:
         if failure:
             self._thread = None
             raise failure[0]
+        self._warn_not_loopback()
         return self
 
     def stop(self, timeout_s: float = 10.0) -> None:
@@ -263,6 +335,7 @@ class LiveServer:
         """Run in this thread until `lifetime_s` passes or the process is interrupted."""
         async def main() -> None:
             await self._start()
+            self._warn_not_loopback()
             if on_ready is not None:
                 on_ready(self)
             try:
@@ -294,8 +367,7 @@ class LiveServer:
             return fn(*args)
 
         async def run() -> T:
-            assert self._driver is not None
-            self._driver.advance()
+            self._advance()
             result = fn(*args)
             self.kick()
             return result
@@ -426,22 +498,26 @@ class LiveServer:
 
     async def _serve(self, broker_id: int, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
+        assert self._loop is not None
         peer = writer.get_extra_info("peername") or ("?", 0)
         local = writer.get_extra_info("sockname") or (self.host, 0)
         conn = Connection(f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-{next(self._conn_index)}",
-                          broker_id, str(peer[0]), int(peer[1]), writer)
+                          broker_id, str(peer[0]), int(peer[1]), writer,
+                          last_active=self._loop.time())
+        # drain() returns once the response has left for the kernel, not merely dropped below
+        # 64 KiB: like Kafka's muted channel, the next request is read after the response is
+        # sent, so a client that never reads holds only its own connection back
+        writer.transport.set_write_buffer_limits(high=0)
         self.connections.append(conn)
         try:
             while not conn.closed:
                 try:
-                    prefix = await reader.readexactly(4)
-                    size = frame_size(prefix, self.socket_request_max_bytes)
-                    frame = await reader.readexactly(size)
-                except asyncio.IncompleteReadError:
-                    break  # the client closed (perhaps mid-request): nothing to answer
+                    frame = await self._read_frame(conn, reader)
                 except FrameError as exc:
                     self._refuse(conn, exc, selector=True)
                     break
+                if frame is None:
+                    break  # the client closed (perhaps mid-request): nothing to answer
                 try:
                     out = await self._handle(conn, frame)
                 except FrameError as exc:
@@ -449,28 +525,82 @@ class LiveServer:
                     break
                 if out is None or conn.closed:
                     continue
-                writer.write(out)
-                try:
-                    # a client that never reads its responses fills its socket buffer: only
-                    # its own connection waits, and after request.timeout.ms it is closed
-                    await asyncio.wait_for(writer.drain(), 30)
-                except (asyncio.TimeoutError, ConnectionError):
-                    self.log.event("live_connection_closed", level="INFO", connection=conn.id,
-                                   why="the client does not read its responses")
-                    break
+                await self._send(conn, out)
         except (ConnectionError, OSError):
+            pass  # Kafka's Selector: "Connection with ... disconnected" (DEBUG), nothing more
+        except asyncio.CancelledError:
+            # stop() ends a connection whose request is still parked; ending quietly keeps
+            # asyncio's stream callback (it reads task.exception()) from logging an error
             pass
         except Exception as exc:  # a bug in a handler: this connection closes, not the server
-            self._refuse(conn, FrameError(type(exc).__name__, str(exc)))
+            self.log.event("live_handler_failed", level="ERROR", connection=conn.id,
+                           client=conn.client_id, api=conn.last_api,
+                           traceback="".join(traceback.format_exception(exc)))
+            # a dotted name ending in Error, as a Java exception's first line reads
+            self._refuse(conn, FrameError("coordinator_kit.live.HandlerError",
+                                          f"{type(exc).__name__}: {exc} (a bug in the kit's "
+                                          f"{conn.last_api} handler: please report it)"))
         finally:
             self._close(conn, None)
+
+    async def _read_frame(self, conn: Connection, reader: asyncio.StreamReader) -> bytes | None:
+        """One request's bytes (Kafka's NetworkReceive), or None when the client closed;
+        raises `FrameError` for a size Kafka refuses. Every chunk read is activity."""
+        assert self._loop is not None
+        try:
+            prefix = await reader.readexactly(4)
+        except asyncio.IncompleteReadError:
+            return None
+        conn.last_active = self._loop.time()
+        left = frame_size(prefix, self.socket_request_max_bytes)
+        if left <= _READ_CHUNK:
+            try:
+                frame = await reader.readexactly(left)
+            except asyncio.IncompleteReadError:
+                return None
+            conn.last_active = self._loop.time()
+            return frame
+        parts = []
+        while left:
+            chunk = await reader.read(min(left, _READ_CHUNK))
+            if not chunk:
+                return None
+            conn.last_active = self._loop.time()
+            parts.append(chunk)
+            left -= len(chunk)
+        return b"".join(parts)
+
+    async def _send(self, conn: Connection, out: bytes) -> None:
+        """Write a response and wait until it has left. A client that does not read leaves it
+        waiting: its connection makes no progress and the idle reaper closes it after
+        `connections.max.idle.ms`; any progress counts as activity."""
+        assert self._loop is not None
+        writer = conn.writer
+        writer.write(out)
+        conn.last_active = self._loop.time()
+        transport = writer.transport
+        pending = transport.get_write_buffer_size()
+        poll_s = min(1.0, self.connections_max_idle_ms / 4000)
+        while pending and not conn.closed:
+            try:
+                await asyncio.wait_for(writer.drain(), poll_s)
+                return
+            except asyncio.TimeoutError:
+                now_pending = transport.get_write_buffer_size()
+                if now_pending < pending:
+                    conn.last_active = self._loop.time()
+                pending = now_pending
 
     def _close(self, conn: Connection, why: str | None) -> None:
         if conn.closed:
             return
         conn.closed = True
         with contextlib.suppress(Exception):
-            conn.writer.close()
+            transport = conn.writer.transport
+            if transport.get_write_buffer_size():
+                transport.abort()  # close() would wait for a client that does not read
+            else:
+                conn.writer.close()
         if conn in self.connections:
             self.connections.remove(conn)
 
@@ -485,32 +615,33 @@ class LiveServer:
             log.log("N-CLOSE-ERROR", channel=conn.id, exception=exc.line())
         self._close(conn, str(exc))
 
-    async def _handle(self, conn: Connection, frame: bytes) -> bytes | None:
-        head = peek_head(frame)
+    def _advance(self) -> None:
+        """Run the cluster up to the wall clock; a timer that raises is recorded, and the
+        cluster, the server and every connection go on."""
         assert self._driver is not None
-        self._driver.advance()
+        try:
+            self._driver.advance()
+        except Exception as exc:
+            self.tick_errors += 1
+            self.log.event("live_timer_failed", level="ERROR",
+                           error=f"{type(exc).__name__}: {exc}")
+
+    async def _handle(self, conn: Connection, frame: bytes) -> bytes | None:
+        """One request in Kafka's order of checks (`frames.py`); its framed response, or None
+        when nothing is answered."""
+        head = parse_header(frame)
+        self._advance()
         conn.client_id = head.client_id if conn.client_id is None else conn.client_id
         conn.requests += 1
         conn.last_request_at = self.cluster.scheduler.now
-        name = API_NAMES.get(head.api_key, f"api key {head.api_key}")
-        conn.last_api = name
+        kafka_name = kafka_api_name(head.api_key)
+        conn.last_api = API_NAMES.get(head.api_key, kafka_name or "")
         if head.api_key == _API_VERSIONS and not supported(head.api_key, head.api_version):
             return self._api_versions_fallback(head)
         if not supported(head.api_key, head.api_version):
-            what = (f"api key {name.upper() if head.api_key in API_NAMES else head.api_key}"
-                    f" with version {head.api_version}")
-            raise FrameError("org.apache.kafka.common.errors.InvalidRequestException",
-                             f"Received request {what} which is not enabled")
-        spec = CODECS[head.api_key]
-        try:
-            request = spec.request.decode(frame, version=head.api_version, header=True)
-        except Exception as exc:
-            raise FrameError(
-                "org.apache.kafka.common.errors.InvalidRequestException",
-                f"Error getting request for apiKey: {name.upper()}, apiVersion: "
-                f"{head.api_version}, connectionId: {conn.id}, listenerName: "
-                f"ListenerName(PLAINTEXT), principal: User:ANONYMOUS "
-                f"({type(exc).__name__}: {exc})") from None
+            raise FrameError(INVALID_REQUEST, f"Received request api key {kafka_name} with "
+                             f"version {head.api_version} which is not enabled")
+        request = decode_body(head, frame, conn.id)
         client = conn.client_id or ""
         if client in self.cut or conn.stalled:
             conn.stalled = True
@@ -529,11 +660,15 @@ class LiveServer:
         return response.encode(header=True, framed=True)
 
     def _api_versions_fallback(self, head: RequestHead) -> bytes:
-        """Kafka answers an ApiVersions request it cannot parse with a v0 response carrying
-        UNSUPPORTED_VERSION and its ranges; the client retries with a version it knows."""
+        """Kafka answers an ApiVersions request newer than it knows without parsing its body
+        (`RequestContext.parseRequest`): a v0 response with UNSUPPORTED_VERSION and one entry,
+        ApiVersions' own range (`ApiVersionsRequest.getErrorResponse`); the client retries
+        with the highest version both know."""
         R = CODECS[_API_VERSIONS].response
+        spec = CODECS[_API_VERSIONS]
         response = R(version=0, error_code=Errors.UNSUPPORTED_VERSION.code,
-                     api_keys=self.api_versions())
+                     api_keys=[R.ApiVersion(api_key=_API_VERSIONS, min_version=spec.min_version,
+                                            max_version=spec.max_version)])
         response.with_header(correlation_id=head.correlation_id)
         return response.encode(header=True, framed=True)
 

@@ -40,7 +40,8 @@ from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
 
-__all__ = ["ApiSpec", "CODECS", "ADVERTISED", "API_NAMES", "supported"]
+__all__ = ["ApiSpec", "CODECS", "ADVERTISED", "API_NAMES", "KAFKA_API_KEYS", "kafka_api_name",
+           "supported"]
 
 
 @dataclass(frozen=True)
@@ -94,3 +95,42 @@ def supported(api_key: int, api_version: int) -> bool:
     """Whether (api_key, api_version) is advertised (Kafka's `ApiVersionManager.isApiEnabled`)."""
     spec = CODECS.get(api_key)
     return spec is not None and spec.min_version <= api_version <= spec.max_version
+
+
+# Kafka's `ApiKeys` enum by id (names from its message schemas, clients/src/main/resources/
+# common/message/*Request.json): how Kafka names an API in the errors it logs ("Received request
+# api key LIST_OFFSETS with version 0 which is not enabled"). An id not in this table is one
+# Kafka's `ApiKeys.forId` does not know, and its request header does not parse.
+KAFKA_API_KEYS: tuple[str, ...] = (
+    "PRODUCE", "FETCH", "LIST_OFFSETS", "METADATA", "LEADER_AND_ISR", "STOP_REPLICA",
+    "UPDATE_METADATA", "CONTROLLED_SHUTDOWN", "OFFSET_COMMIT", "OFFSET_FETCH", "FIND_COORDINATOR",
+    "JOIN_GROUP", "HEARTBEAT", "LEAVE_GROUP", "SYNC_GROUP", "DESCRIBE_GROUPS", "LIST_GROUPS",
+    "SASL_HANDSHAKE", "API_VERSIONS", "CREATE_TOPICS", "DELETE_TOPICS", "DELETE_RECORDS",
+    "INIT_PRODUCER_ID", "OFFSET_FOR_LEADER_EPOCH", "ADD_PARTITIONS_TO_TXN", "ADD_OFFSETS_TO_TXN",
+    "END_TXN", "WRITE_TXN_MARKERS", "TXN_OFFSET_COMMIT", "DESCRIBE_ACLS", "CREATE_ACLS",
+    "DELETE_ACLS", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "ALTER_REPLICA_LOG_DIRS",
+    "DESCRIBE_LOG_DIRS", "SASL_AUTHENTICATE", "CREATE_PARTITIONS", "CREATE_DELEGATION_TOKEN",
+    "RENEW_DELEGATION_TOKEN", "EXPIRE_DELEGATION_TOKEN", "DESCRIBE_DELEGATION_TOKEN",
+    "DELETE_GROUPS", "ELECT_LEADERS", "INCREMENTAL_ALTER_CONFIGS",
+    "ALTER_PARTITION_REASSIGNMENTS", "LIST_PARTITION_REASSIGNMENTS", "OFFSET_DELETE",
+    "DESCRIBE_CLIENT_QUOTAS", "ALTER_CLIENT_QUOTAS", "DESCRIBE_USER_SCRAM_CREDENTIALS",
+    "ALTER_USER_SCRAM_CREDENTIALS", "VOTE", "BEGIN_QUORUM_EPOCH", "END_QUORUM_EPOCH",
+    "DESCRIBE_QUORUM", "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "FETCH_SNAPSHOT",
+    "DESCRIBE_CLUSTER", "DESCRIBE_PRODUCERS", "BROKER_REGISTRATION", "BROKER_HEARTBEAT",
+    "UNREGISTER_BROKER", "DESCRIBE_TRANSACTIONS", "LIST_TRANSACTIONS", "ALLOCATE_PRODUCER_IDS",
+    "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE", "CONTROLLER_REGISTRATION",
+    "GET_TELEMETRY_SUBSCRIPTIONS", "PUSH_TELEMETRY", "ASSIGN_REPLICAS_TO_DIRS",
+    "LIST_CLIENT_METRICS_RESOURCES", "DESCRIBE_TOPIC_PARTITIONS", "SHARE_GROUP_HEARTBEAT",
+    "SHARE_GROUP_DESCRIBE", "SHARE_FETCH", "SHARE_ACKNOWLEDGE", "ADD_RAFT_VOTER",
+    "REMOVE_RAFT_VOTER", "UPDATE_RAFT_VOTER", "INITIALIZE_SHARE_GROUP_STATE",
+    "READ_SHARE_GROUP_STATE", "WRITE_SHARE_GROUP_STATE", "DELETE_SHARE_GROUP_STATE",
+    "READ_SHARE_GROUP_STATE_SUMMARY",
+)
+
+for _spec in CODECS.values():  # the kit's names are Kafka's, in the enum's spelling
+    assert KAFKA_API_KEYS[_spec.key].replace("_", "") == _spec.name.upper(), _spec.name
+
+
+def kafka_api_name(api_key: int) -> str | None:
+    """Kafka's `ApiKeys` name of an id, or None when Kafka has no API with that id."""
+    return KAFKA_API_KEYS[api_key] if 0 <= api_key < len(KAFKA_API_KEYS) else None
