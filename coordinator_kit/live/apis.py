@@ -12,7 +12,6 @@ ListOffsets, Fetch, Produce, CreateTopics) serve the in-memory data log (`datalo
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import re
 from collections.abc import Awaitable, Callable
@@ -28,7 +27,7 @@ from ..group.api import (DeleteGroupsRequest, HeartbeatRequest, JoinGroupRequest
                          PartitionData, RequestContext, SyncGroupRequest)
 from ..group.classic import Protocol
 from ..runtime.future import CoordinatorFuture
-from ..topic import CONSUMER_OFFSETS, TopicPartition, illegal_name_reason
+from ..topic import CONSUMER_OFFSETS, illegal_name_reason
 from .datalog import PartitionLog, topic_id
 from .versions import CODECS
 
