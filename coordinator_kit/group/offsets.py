@@ -57,6 +57,7 @@ class OffsetMetadataManager:
         self.time = time
         self.offsets: TimelineHashMap[str, TimelineHashMap[tuple[str, int], OffsetAndMetadata]] \
             = TimelineHashMap(registry)
+        self.consumer_groups: Any = None  # the shard's ConsumerGroupManager (KIP-848 groups)
 
     # -- commit --------------------------------------------------------------------------------
 

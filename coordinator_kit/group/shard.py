@@ -17,13 +17,14 @@ from ..runtime.records import CoordinatorRecord
 from ..runtime.shard import CoordinatorResult, CoordinatorShard, CoordinatorShardBuilder
 from ..trace import LogContext
 from . import records as rec
-from .api import (HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+from .api import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
                   LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest,
                   OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, RequestContext,
                   SyncGroupRequest, SyncGroupResponse)
 from .classic import ClassicGroupState
 from .config import GroupCoordinatorConfig
 from .manager import GroupMetadataManager
+from .modern.manager import ConsumerGroupManager
 from .offsets import OffsetMetadataManager
 
 __all__ = ["GroupCoordinatorShard", "GroupCoordinatorShardBuilder", "group_shard_supplier",
@@ -34,13 +35,15 @@ EXPIRE_GROUP_METADATA_KEY = "expire-group-metadata"
 
 class GroupCoordinatorShard(CoordinatorShard):
     def __init__(self, log: LogContext, groups: GroupMetadataManager,
-                 offsets: OffsetMetadataManager, timer: Any, config: GroupCoordinatorConfig
-                 ) -> None:
+                 offsets: OffsetMetadataManager, timer: Any, config: GroupCoordinatorConfig,
+                 consumer_groups: ConsumerGroupManager) -> None:
         self.log = log
         self.groups = groups
         self.offsets = offsets
         self.timer = timer
         self.config = config
+        self.consumer_groups = consumer_groups  # KIP-848 groups
+        offsets.consumer_groups = consumer_groups
 
     # -- handlers (each runs inside one write or read event of the runtime) ---------------------
 
@@ -59,6 +62,11 @@ class GroupCoordinatorShard(CoordinatorShard):
     def classic_group_leave(self, ctx: RequestContext, request: LeaveGroupRequest
                             ) -> CoordinatorResult[LeaveGroupResponse]:
         return self.groups.classic_group_leave(ctx, request)
+
+    def consumer_group_heartbeat(self, ctx: RequestContext,
+                                 request: ConsumerGroupHeartbeatRequest
+                                 ) -> CoordinatorResult[ConsumerGroupHeartbeatResponse]:
+        return self.consumer_groups.consumer_group_heartbeat(ctx, request)
 
     def commit_offset(self, ctx: RequestContext, request: OffsetCommitRequest
                       ) -> CoordinatorResult[OffsetCommitResponse]:
@@ -105,20 +113,25 @@ class GroupCoordinatorShard(CoordinatorShard):
         elif record.record_type == rec.GROUP_METADATA_RECORD_TYPE:
             self.groups.replay_group_metadata(record.key["group"],
                                               None if record.value is None else dict(record.value))
+        elif 3 <= record.record_type <= 8:  # KIP-848 consumer group records
+            self.consumer_groups.replay(record)
         else:
             raise RuntimeError(f"Unknown record type {record.record_type} in the group "
                                f"coordinator shard")
 
     def on_loaded(self, image: MetadataImage) -> None:
+        self.consumer_groups.on_loaded(image)
         self.groups.on_loaded(image)
         self._schedule_cleanup()
 
     def on_unloaded(self) -> None:
         self.timer.cancel(EXPIRE_GROUP_METADATA_KEY)
+        self.consumer_groups.on_unloaded()
         self.groups.on_unloaded()
 
     def on_new_metadata_image(self, image: MetadataImage, delta: MetadataDelta) -> None:
         self.groups.image = image
+        self.consumer_groups.on_new_metadata_image(image)
 
 
 class GroupCoordinatorShardBuilder(CoordinatorShardBuilder[GroupCoordinatorShard]):
@@ -135,7 +148,10 @@ class GroupCoordinatorShardBuilder(CoordinatorShardBuilder[GroupCoordinatorShard
                                       self.config, self.rng)
         offsets = OffsetMetadataManager(self.log, self.snapshot_registry, groups, self.config,
                                         self.time)
-        return GroupCoordinatorShard(self.log, groups, offsets, self.timer, self.config)
+        consumer_groups = ConsumerGroupManager(self.log, self.snapshot_registry, self.timer,
+                                               self.time, self.config, self.rng, groups)
+        return GroupCoordinatorShard(self.log, groups, offsets, self.timer, self.config,
+                                     consumer_groups)
 
 
 def group_shard_supplier(config: GroupCoordinatorConfig, seed: int, broker_id: int):
@@ -147,3 +163,4 @@ def group_shard_supplier(config: GroupCoordinatorConfig, seed: int, broker_id: i
         return GroupCoordinatorShardBuilder(
             config, random.Random(f"{seed}/{broker_id}/{next(loads)}"))
     return supplier
+
