@@ -91,6 +91,13 @@ class OffsetMetadataManager:
 
     def _validate_commit(self, request: OffsetCommitRequest) -> ClassicGroup | None:
         gen = request.generation_id_or_member_epoch
+        if self.consumer_groups.has_groups:  # an attribute: no lookup on classic-only shards
+            consumer_group = self.consumer_groups.groups.get(request.group_id)
+            if consumer_group is not None:  # ConsumerGroup.validateOffsetCommit (KIP-848)
+                consumer_group.validate_offset_commit(request.member_id,
+                                                      request.group_instance_id, gen, False,
+                                                      request.version)
+                return None
         group = self.groups.groups.get(request.group_id)
         if group is None:
             if gen < 0:
@@ -125,6 +132,12 @@ class OffsetMetadataManager:
     def fetch_offsets(self, request: OffsetFetchRequest,
                       committed_offset: int | None) -> OffsetFetchResponse:
         """Offsets as of `committed_offset` (None reads the latest, for require_stable)."""
+        if self.consumer_groups.has_groups:
+            consumer_group = self.consumer_groups.groups.get(request.group_id,
+                                                             epoch=committed_offset)
+            if consumer_group is not None:  # ConsumerGroup.validateOffsetFetch (KIP-848)
+                consumer_group.validate_offset_fetch(request.member_id, request.member_epoch,
+                                                     committed_offset)
         group_offsets = self.offsets.get(request.group_id, epoch=committed_offset)
         if request.partitions is None:
             if group_offsets is None:
@@ -157,7 +170,8 @@ class OffsetMetadataManager:
                 if group_offsets.size() == 0:
                     self.offsets.remove(group_id)
             return
-        self.groups.get_or_maybe_create_group(group_id, True)
+        if not (self.consumer_groups.has_groups and group_id in self.consumer_groups.groups):
+            self.groups.get_or_maybe_create_group(group_id, True)
         group_offsets = self.offsets.get(group_id)
         if group_offsets is None:
             group_offsets = TimelineHashMap(self.registry)
