@@ -133,10 +133,31 @@ def test_uniform_reassignment_when_one_member_added() -> None:
         "A": {T1: [0, 2]}, "B": {T1: [1], T2: [1]}, "C": {T2: [0, 2]}}
 
 
-def test_uniform_heterogeneous_is_refused_by_name() -> None:
-    with pytest.raises(PartitionAssignorException, match="heterogeneous"):
-        UniformAssignor().assign(group({"A": spec((T1,)), "B": spec((T2,))}, HETERO),
-                                 {T1: 1, T2: 1})
+# -- UniformHeterogeneousAssignmentBuilderTest (Kafka's test numbers members in sorted order, as
+#    the kit does, so its expectations carry over exactly) -----------------------------------------
+
+def test_heterogeneous_first_assignment_two_members_two_topics() -> None:
+    # UniformHeterogeneousAssignmentBuilderTest.testFirstAssignmentTwoMembersTwoTopics
+    members = {"A": spec((T1, T3)), "B": spec((T3,))}
+    assert plain(UniformAssignor().assign(group(members, HETERO), {T1: 3, T3: 6})) == {
+        "A": {T1: [0, 1, 2], T3: [4]}, "B": {T3: [0, 1, 2, 3, 5]}}
+
+
+def test_heterogeneous_reassignment_given_unbalanced_previous_assignment() -> None:
+    # UniformHeterogeneousAssignmentBuilderTest
+    # .testReassignmentForTwoMembersThreeTopicsGivenUnbalancedPrevAssignment
+    members = {"A": spec((T1,), {T1: (0, 1, 2)}),
+               "B": spec((T1, T2), {T1: (3,), T2: (0,)}),
+               "C": spec((T1, T2, T3), {T1: (4, 5), T2: (1, 2, 3), T3: (0, 1, 2, 3)})}
+    assert plain(UniformAssignor().assign(group(members, HETERO), {T1: 6, T2: 4, T3: 4})) == {
+        "A": {T1: [0, 1, 2, 5]}, "B": {T1: [3], T2: [0, 1, 2, 3]},
+        "C": {T1: [4], T3: [0, 1, 2, 3]}}
+
+
+def test_heterogeneous_non_existent_topic() -> None:
+    # UniformHeterogeneousAssignmentBuilderTest.testTwoMembersSubscribedToNonexistentTopics
+    with pytest.raises(PartitionAssignorException):
+        UniformAssignor().assign(group({"A": spec((T1,)), "B": spec((T2,))}, HETERO), {T1: 1})
 
 
 @settings(max_examples=60, deadline=None)
@@ -160,3 +181,23 @@ def test_uniform_valid_balanced_and_sticky(counts, n_members, rnd) -> None:
     for m in survivors[:-1]:
         kept = sum(len(second[m].get(t, frozenset()) & p) for t, p in first[m].items())
         assert kept >= min(quota, sum(len(p) for p in first[m].values()))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=3),
+       st.lists(st.sets(st.integers(0, 2), min_size=1), min_size=1, max_size=5))
+def test_heterogeneous_valid(counts, subscriptions) -> None:
+    # every partition of a subscribed topic goes to exactly one of its subscribers
+    topics = {f"t{i}-id": n for i, n in enumerate(counts)}
+    names = sorted(topics)
+    members = {f"m{i}": spec([names[t % len(names)] for t in subs])
+               for i, subs in enumerate(subscriptions)}
+    result = UniformAssignor().assign(group(members, HETERO), topics)
+    seen = set()
+    for m, a in result.items():
+        for t, parts in a.items():
+            assert t in members[m].subscribed_topic_ids
+            assert not seen & {(t, p) for p in parts}
+            seen |= {(t, p) for p in parts}
+    subscribed = {t for s in members.values() for t in s.subscribed_topic_ids}
+    assert seen == {(t, p) for t in subscribed for p in range(topics[t])}
