@@ -125,3 +125,15 @@ def test_session_expiry_on_the_cluster_clock() -> None:
     rig.cluster.run_for(2_000)
     assert not rig.group().has_member("m1")
     assert rig.group().state.value == "Empty"
+
+
+def test_describe_reads_the_committed_consumer_group() -> None:
+    # a read at the committed offset (GroupCoordinatorService.consumerGroupDescribe's way):
+    # the broker's describe sees the consumer group once its records are committed
+    rig = Rig()
+    rig.join("m1")
+    f = rig.svc.describe_group("g")
+    rig.cluster.run_until(f.done, limit_ms=1000)
+    described = f.result()
+    assert (described["state"], described["group_epoch"]) == ("Stable", 1)
+    assert [m["member_id"] for m in described["members"]] == ["m1"]

@@ -79,6 +79,9 @@ class GroupCoordinatorShard(CoordinatorShard):
     def describe_group(self, group_id: str, committed_offset: int | None) -> dict[str, Any]:
         group = self.groups.group(group_id, committed_offset)
         if group is None:
+            consumer_group = self.consumer_groups.group(group_id, committed_offset)
+            if consumer_group is not None:  # KIP-848 (Kafka: ConsumerGroupDescribe)
+                return consumer_group.describe(committed_offset)
             return {"group_id": group_id, "state": "Dead", "generation": -1, "members": []}
         return group.describe()
 

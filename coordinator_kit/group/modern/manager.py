@@ -267,8 +267,9 @@ class ConsumerGroupManager:
                 group_epoch += 1
                 records.append(rec.new_consumer_group_epoch_record(group_id, group_epoch))
                 self.log.log("CG-EPOCH-BUMPED", group=group_id, epoch=group_epoch)
-            # group.consumer metadata refresh interval: Integer.MAX_VALUE in Kafka's builder
-            group.metadata_refresh_deadline = (2**63 - 1, group_epoch)
+            # the metadata refresh interval is Integer.MAX_VALUE in Kafka's builder: a refresh
+            # happens after a load or a new image (requestMetadataRefresh), or after a revert
+            group.metadata_refresh_deadline = (now + 2**31 - 1, group_epoch)
 
         # 2. the target assignment
         if group_epoch > group.assignment_epoch:
