@@ -30,6 +30,9 @@ class ConsumerGroupState(Enum):
     STABLE = "Stable"
     DEAD = "Dead"
 
+    def __str__(self) -> str:
+        return self.value  # ConsumerGroupState.toString
+
 
 _E, _A, _R, _S = (ConsumerGroupState.EMPTY, ConsumerGroupState.ASSIGNING,
                   ConsumerGroupState.RECONCILING, ConsumerGroupState.STABLE)

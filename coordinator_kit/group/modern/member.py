@@ -34,6 +34,9 @@ class MemberState(Enum):
     UNRELEASED_PARTITIONS = 2
     UNKNOWN = 127
 
+    def __str__(self) -> str:
+        return self.name  # a Java enum prints its name
+
     @classmethod
     def from_value(cls, value: int) -> MemberState:
         """`MemberState.fromValue`: an unknown byte (a newer coordinator's state) is UNKNOWN."""
