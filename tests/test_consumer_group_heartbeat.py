@@ -372,3 +372,40 @@ def test_group_state_table() -> None:
     assert CONSUMER_GROUP_STATES.can_transition(CGS.STABLE, CGS.ASSIGNING)
     assert not CONSUMER_GROUP_STATES.can_transition(CGS.STABLE, CGS.DEAD)
     assert [s.value for s in CGS] == ["Empty", "Assigning", "Reconciling", "Stable", "Dead"]
+
+
+def test_classic_requests_for_a_consumer_group() -> None:
+    # GroupMetadataManager.classicGroupJoin / classicGroupHeartbeat / classicGroupLeave for a
+    # consumer group's id. Classic members inside a consumer group are not modelled: a JoinGroup
+    # to a non-empty one is refused; the others answer UNKNOWN_MEMBER_ID as Kafka does for a
+    # member that is not a classic member of the group. An empty consumer group is deleted and
+    # the classic group created in its place (maybeDeleteEmptyConsumerGroup).
+    from coordinator_kit.group.api import (HeartbeatRequest, JoinGroupRequest,
+                                           LeaveGroupRequest, MemberIdentity, RequestContext)
+    from coordinator_kit.group.classic import Protocol
+    from coordinator_kit.runtime.future import CoordinatorFuture
+    c = ctx()
+    join(c, "m1", instance="i1")
+    join_request = JoinGroupRequest("g", 45000, 300000, "", "consumer",
+                                    (Protocol("range", b""),))
+    response = CoordinatorFuture("join")
+    assert c.shard.classic_group_join(RequestContext("c"), join_request, response).records == []
+    assert response.result().error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert "g" not in c.shard.groups.groups
+    hb_result = c.shard.classic_group_heartbeat(RequestContext("c"),
+                                                HeartbeatRequest("g", 1, "m1"))
+    assert hb_result.response.error is Errors.UNKNOWN_MEMBER_ID
+    leave = c.shard.classic_group_leave(RequestContext("c"), LeaveGroupRequest(
+        "g", (MemberIdentity("m1"), MemberIdentity("other", "i1"))))
+    assert [m.error for m in leave.response.members] == [Errors.UNKNOWN_MEMBER_ID,
+                                                         Errors.FENCED_INSTANCE_ID]
+    assert c.group().has_member("m1")
+    # the consumer group empties; a classic JoinGroup replaces it
+    c.heartbeat(ConsumerGroupHeartbeatRequest("g", "m1", -1, instance_id="i1"))
+    response = CoordinatorFuture("join")
+    result = c.shard.classic_group_join(RequestContext("c", api_version=3), join_request,
+                                        response)
+    assert [r.record_type for r in result.records[:3]] == [6, 4, 3]
+    assert all(r.value is None for r in result.records[:3])
+    assert result.replay_records is False
+    assert c.group() is None and "g" in c.shard.groups.groups

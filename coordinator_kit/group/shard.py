@@ -47,20 +47,35 @@ class GroupCoordinatorShard(CoordinatorShard):
 
     # -- handlers (each runs inside one write or read event of the runtime) ---------------------
 
+    # A classic request for the id of a KIP-848 group goes to the consumer group manager
+    # (`has_groups` is an attribute: shards that never held one pay no lookup).
+
     def classic_group_join(self, ctx: RequestContext, request: JoinGroupRequest,
                            response: CoordinatorFuture[JoinGroupResponse]) -> CoordinatorResult:
+        if self.consumer_groups.has_groups:
+            group = self.consumer_groups.groups.get(request.group_id)
+            if group is not None:
+                return self.consumer_groups.classic_group_join(group, ctx, request, response)
         return self.groups.classic_group_join(ctx, request, response)
 
     def classic_group_sync(self, ctx: RequestContext, request: SyncGroupRequest,
                            response: CoordinatorFuture[SyncGroupResponse]) -> CoordinatorResult:
+        if self.consumer_groups.has_groups and request.group_id in self.consumer_groups.groups:
+            return self.consumer_groups.classic_group_sync(response)
         return self.groups.classic_group_sync(ctx, request, response)
 
     def classic_group_heartbeat(self, ctx: RequestContext, request: HeartbeatRequest
                                 ) -> CoordinatorResult[HeartbeatResponse]:
+        if self.consumer_groups.has_groups and request.group_id in self.consumer_groups.groups:
+            return self.consumer_groups.classic_group_heartbeat()
         return self.groups.classic_group_heartbeat(ctx, request)
 
     def classic_group_leave(self, ctx: RequestContext, request: LeaveGroupRequest
                             ) -> CoordinatorResult[LeaveGroupResponse]:
+        if self.consumer_groups.has_groups:
+            group = self.consumer_groups.groups.get(request.group_id)
+            if group is not None:
+                return self.consumer_groups.classic_group_leave(group, request)
         return self.groups.classic_group_leave(ctx, request)
 
     def consumer_group_heartbeat(self, ctx: RequestContext,

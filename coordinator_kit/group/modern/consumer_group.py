@@ -358,6 +358,19 @@ class ConsumerGroup:
                 f"Member {member_id} is not a member of group {self.group_id}.")
         _validate_member_epoch(member_epoch, member.member_epoch)
 
+    def tombstone_records(self) -> list[Any]:
+        """`createGroupTombstoneRecords`: the order replay requires (current assignments, target
+        assignments, target epoch, members, subscription metadata, group epoch)."""
+        from .. import records as rec
+        ids = sorted(self.members.keys())
+        g = self.group_id
+        return ([rec.new_consumer_group_current_assignment_tombstone(g, m) for m in ids]
+                + [rec.new_consumer_group_target_assignment_tombstone(g, m) for m in ids]
+                + [rec.new_consumer_group_target_assignment_epoch_tombstone(g)]
+                + [rec.new_consumer_group_member_subscription_tombstone(g, m) for m in ids]
+                + [rec.new_consumer_group_subscription_metadata_tombstone(g),
+                   rec.new_consumer_group_epoch_tombstone(g)])
+
     # -- views -----------------------------------------------------------------------------------
 
     def describe(self, committed_offset: int | None = None) -> dict[str, Any]:

@@ -649,6 +649,55 @@ class ConsumerGroupManager:
             previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
             assigned_partitions=EMPTY_ASSIGNMENT, partitions_pending_revocation=EMPTY_ASSIGNMENT))
 
+    # -- classic-protocol requests for a consumer group's id ---------------------------------------
+    # Kafka lets a classic-protocol consumer join a non-empty consumer group (the online
+    # migration of KIP-848: classicGroupJoinToConsumerGroup and friends). The kit does not model
+    # classic members inside a consumer group: such a JoinGroup is answered
+    # INCONSISTENT_GROUP_PROTOCOL; SyncGroup, Heartbeat and LeaveGroup answer what Kafka answers
+    # for a member the consumer group does not know as a classic member: UNKNOWN_MEMBER_ID.
+
+    def classic_group_join(self, group: ConsumerGroup, ctx: RequestContext, request: Any,
+                           response: Any) -> CoordinatorResult[Any]:
+        """`classicGroupJoin` for a consumer group's id: an empty consumer group is deleted
+        (`maybeDeleteEmptyConsumerGroup`: tombstones appended, not replayed) and the classic
+        group created in its place."""
+        from ..api import JoinGroupResponse
+        if not group.members.is_empty():
+            response.complete(JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL, member_id=""))
+            return EMPTY_RESULT
+        tombstones = group.tombstone_records()
+        self.groups.remove(group.group_id)
+        result = self.classic.classic_group_join(ctx, request, response)
+        return CoordinatorResult(tombstones + list(result.records), result.response,
+                                 result.append_future, replay_records=False,
+                                 is_atomic=result.is_atomic)
+
+    @staticmethod
+    def classic_group_sync(response: Any) -> CoordinatorResult[Any]:
+        from ..api import SyncGroupResponse
+        response.complete(SyncGroupResponse(Errors.UNKNOWN_MEMBER_ID))
+        return EMPTY_RESULT
+
+    @staticmethod
+    def classic_group_heartbeat() -> CoordinatorResult[Any]:
+        from ..api import HeartbeatResponse
+        return CoordinatorResult([], HeartbeatResponse(Errors.UNKNOWN_MEMBER_ID))
+
+    def classic_group_leave(self, group: ConsumerGroup, request: Any) -> CoordinatorResult[Any]:
+        """`classicGroupLeaveToConsumerGroup`: no member leaves (none uses the classic
+        protocol); each answers UNKNOWN_MEMBER_ID, or FENCED_INSTANCE_ID for an instance id
+        held by another member id."""
+        from ..api import LeaveGroupResponse, MemberResponse
+        out = []
+        for identity in request.members:
+            error = Errors.UNKNOWN_MEMBER_ID
+            if identity.group_instance_id is not None:
+                owner = group.static_member_id(identity.group_instance_id)
+                if owner is not None and identity.member_id not in ("", owner):
+                    error = Errors.FENCED_INSTANCE_ID
+            out.append(MemberResponse(identity.member_id, identity.group_instance_id, error))
+        return CoordinatorResult([], LeaveGroupResponse(Errors.NONE, tuple(out)))
+
     # -- load / unload / metadata ----------------------------------------------------------------
 
     def on_new_metadata_image(self, image: MetadataImage) -> None:
