@@ -17,10 +17,11 @@ from ..runtime.records import CoordinatorRecord
 from ..runtime.shard import CoordinatorResult, CoordinatorShard, CoordinatorShardBuilder
 from ..trace import LogContext
 from . import records as rec
-from .api import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-                  LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest,
-                  OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, RequestContext,
-                  SyncGroupRequest, SyncGroupResponse)
+from .api import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, HeartbeatRequest,
+                  HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+                  LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
+                  OffsetFetchRequest, OffsetFetchResponse, RequestContext, SyncGroupRequest,
+                  SyncGroupResponse)
 from .classic import ClassicGroupState
 from .config import GroupCoordinatorConfig
 from .manager import GroupMetadataManager

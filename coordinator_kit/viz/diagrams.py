@@ -95,7 +95,7 @@ LAYOUTS: dict[str, Layout] = {
     "CentralGroup": Layout(),
     "CentralConsumer": Layout(wrap=16),
     "ZookeeperConsumerConnector": Layout(wrap=16, nodesep=0.2),
-    "ConsumerGroup": Layout(wrap=16),
+    "ConsumerGroup": Layout(wrap=14, nodesep=0.2),
     "ConsumerGroupMember": Layout(wrap=16),
 }
 

@@ -15,7 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 from ...errors import Errors
-from .member import EMPTY_ASSIGNMENT, MEMBER_STATES, Assignment, ConsumerGroupMember, MemberState, freeze
+from .member import (EMPTY_ASSIGNMENT, MEMBER_STATES, Assignment, ConsumerGroupMember,
+                     MemberState, freeze)
 
 __all__ = ["CurrentAssignmentBuilder"]
 

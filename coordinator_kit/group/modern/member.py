@@ -110,5 +110,5 @@ class ConsumerGroupMember:
 
 def freeze(assignment: Mapping[str, object]) -> Assignment:
     """An assignment with frozenset values and no empty topics (what the builders keep)."""
-    return MappingProxyType({t: frozenset(p) for t, p in sorted(assignment.items())  # type: ignore[call-overload]
-                             if p})
+    items = sorted(assignment.items())
+    return MappingProxyType({t: frozenset(p) for t, p in items if p})  # type: ignore[arg-type]
