@@ -30,6 +30,7 @@ from .kafka_config import check_flag, check_whole
 from .logs.layout import LOG4J_LEVELS
 from .runtime.cleaner import CleanerConfig, LogCleaner
 from .runtime.future import _DONE, CoordinatorFuture
+from .runtime.metadata import MetadataImage
 from .runtime.partition import ReplicatedPartition
 from .runtime.runtime import CoordinatorRuntime, RuntimeConfig
 from .topic import CONSUMER_OFFSETS, TopicPartition, illegal_name_reason
@@ -430,6 +431,9 @@ class Cluster:
                 broker_id=b, scheduler=self.scheduler, trace=self.trace,
                 partitions=self.partitions, shard_builder_supplier=group_shard_supplier(
                     config, seed, b), serde=serde, config=runtime_config, seed=seed + b)
+            # the topics every broker's coordinators see (KIP-848 groups assign from them);
+            # set before any load, so no image event is scheduled or traced
+            runtime.metadata_image = MetadataImage(0, topics)
             self.brokers[b] = Broker(b, runtime, GroupCoordinatorService(b, runtime, config),
                                      log_cleaner=cleaners[b])
         self.network = Network(self, network_latency_ms)

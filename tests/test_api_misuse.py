@@ -202,6 +202,13 @@ GROUP_KEYS: dict[str, tuple[int, int]] = {
     "offsets.topic.segment.bytes": (1, 2**31 - 1),
     "group.coordinator.append.linger.ms": (0, 2**31 - 1),
     "group.coordinator.threads": (1, 2**31 - 1),
+    "group.consumer.session.timeout.ms": (1, 2**31 - 1),
+    "group.consumer.min.session.timeout.ms": (1, 2**31 - 1),
+    "group.consumer.max.session.timeout.ms": (1, 2**31 - 1),
+    "group.consumer.heartbeat.interval.ms": (1, 2**31 - 1),
+    "group.consumer.min.heartbeat.interval.ms": (1, 2**31 - 1),
+    "group.consumer.max.heartbeat.interval.ms": (1, 2**31 - 1),
+    "group.consumer.max.size": (1, 2**31 - 1),
 }
 
 
@@ -484,3 +491,15 @@ def test_the_panel_refuses_a_bad_group_id_by_name(group_id):
     with pytest.raises(TypeError, match=r"group_id is a group id \(a non-empty str\)"):
         ControlPanel(Cluster(), group_id=group_id)
 
+
+
+def test_consumer_group_timeouts_are_checked_against_each_other():
+    # GroupCoordinatorConfig's startup checks on the group.consumer.* keys
+    with pytest.raises(ValueError, match="group.consumer.heartbeat.interval.ms must be less "
+                                         "than group.consumer.session.timeout.ms"):
+        GroupCoordinatorConfig.from_properties({
+            "group.consumer.min.session.timeout.ms": 5000,
+            "group.consumer.session.timeout.ms": 5000})
+    with pytest.raises(ValueError, match="group.consumer.session.timeout.ms must be less than or "
+                                         "equal to group.consumer.max.session.timeout.ms"):
+        GroupCoordinatorConfig.from_properties({"group.consumer.session.timeout.ms": 60001})

@@ -328,8 +328,9 @@ def test_a_long_string_uses_a_multi_byte_varint():
 
 # --- unknown types and malformed input -------------------------------------------------------
 
-@pytest.mark.parametrize("record_type", [*range(3, 16), 16, 99, -1])
-def test_types_beyond_classic_groups_are_unknown_to_the_kit(record_type):
+@pytest.mark.parametrize("record_type", [*range(9, 16), 16, 99, -1])
+def test_types_beyond_consumer_groups_are_unknown_to_the_kit(record_type):
+    # share groups (types 9-15) are not modelled
     key = i16(record_type) + string("g")
     with pytest.raises(UnknownRecordTypeError) as caught:
         SERDE.deserialize(key, i16(0) + i32(1))
@@ -342,7 +343,7 @@ def test_types_beyond_classic_groups_are_unknown_to_the_kit(record_type):
 
 def test_kafka_names_every_type_its_serde_reads():
     assert sorted(RECORD_TYPE_NAMES) == list(range(16))
-    assert SERDE.known_types == {0: "OffsetCommit", 1: "OffsetCommit", 2: "GroupMetadata"}
+    assert SERDE.known_types == {t: RECORD_TYPE_NAMES[t] for t in range(9)}
 
 
 def test_a_log_of_group_records_reloads_to_the_same_records():
@@ -356,14 +357,14 @@ def test_a_log_of_group_records_reloads_to_the_same_records():
         new_group_metadata_tombstone("g"),
     ]
     log = [SERDE.serialize(r) for r in written]
-    log.insert(2, (i16(3) + string("g"), i16(0) + i32(1)))  # a ConsumerGroupMetadata record
+    log.insert(2, (i16(11) + string("g"), i16(0) + i32(1)))  # a ShareGroupMetadata record
     loaded, skipped = [], []
     for key, value in log:
         try:
             loaded.append(SERDE.deserialize(key, value))
         except UnknownRecordTypeError as exc:
             skipped.append(exc.unknown_type)
-    assert skipped == [3]
+    assert skipped == [11]
     expected = [CoordinatorRecord(r.record_type, r.key, None if r.value is None else
                                   OFFSET_COMMIT_VALUE.at_version(r.value, r.value_version)
                                   if r.record_type == 1 else r.value, r.value_version)
@@ -546,3 +547,33 @@ def test_offset_commit_fast_path_gives_the_codecs_bytes_and_errors():
     long_metadata = rec.new_offset_commit_record("g", "t", 0, 1, None, "m" * 40_000, 0)
     with pytest.raises(rec.SchemaError, match="too long"):
         serde.serialize(long_metadata)
+
+
+# --- KIP-848 consumer group records (types 3-8) -----------------------------------------------
+
+def test_consumer_group_records_round_trip_through_their_bytes():
+    """Every consumer group record and its tombstone reads back as written (GroupCoordinator-
+    RecordSerde with the ConsumerGroup*Key/Value schemas); a topic id is 16 bytes on the wire."""
+    from coordinator_kit.group import records as rec
+    tid = "pcuL0yNZ9t5MjfmnGxWEOQ"
+    written = [
+        rec.new_consumer_group_member_subscription_record(
+            "g", "m", "i", None, "client", "/127.0.0.1", ["foo", "bar"], "", 5000, "range"),
+        rec.new_consumer_group_subscription_metadata_record("g", {"foo": (tid, 6)}),
+        rec.new_consumer_group_epoch_record("g", 7),
+        rec.new_consumer_group_target_assignment_record("g", "m", {tid: {0, 2}}),
+        rec.new_consumer_group_target_assignment_epoch_record("g", 7),
+        rec.new_consumer_group_current_assignment_record("g", "m", 7, 6, 1, {tid: {0}},
+                                                         {tid: {2}}),
+    ]
+    for r in written:
+        key, value = SERDE.serialize(r)
+        assert key[:2] == i16(r.record_type)
+        assert SERDE.deserialize(key, value) == r
+        tomb = CoordinatorRecord(r.record_type, r.key, None)
+        assert SERDE.deserialize(*SERDE.serialize(tomb)) == tomb
+    # ConsumerGroupMetadataValue v0 is flexible: version, Epoch, no tagged fields
+    assert SERDE.serialize(written[2])[1] == i16(0) + i32(7) + b"\x00"
+    # a Uuid that is not 16 bytes of base64 is refused by name
+    with pytest.raises(Exception, match="is not a Uuid"):
+        SERDE.serialize(rec.new_consumer_group_target_assignment_record("g", "m", {"x": {0}}))

@@ -160,6 +160,9 @@ class OffsetFetchRequest:
     group_id: str
     partitions: tuple[tuple[str, int], ...] | None = None  # None = every committed offset
     require_stable: bool = False
+    # OffsetFetch v9+ (KIP-848): a consumer group member's id and epoch, checked like a commit's
+    member_id: str | None = None
+    member_epoch: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,3 +270,54 @@ class TxnOffsetCommitResponse:
 
     def all_ok(self) -> bool:
         return self.error is Errors.NONE and all(e is Errors.NONE for e in self.errors.values())
+
+
+# --- ConsumerGroupHeartbeat (API key 68, KIP-848) ----------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TopicPartitions:
+    """ConsumerGroupHeartbeat's TopicPartitions: a topic id (Kafka's `Uuid`, printed form) and
+    partitions."""
+
+    topic_id: str
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeatRequest:
+    """ConsumerGroupHeartbeatRequest v0-v1. `None` (Kafka's null) means "unchanged since the last
+    heartbeat" for the optional fields; member epoch 0 joins, -1 leaves, -2 is a static member
+    leaving for a while."""
+
+    group_id: str
+    member_id: str = ""
+    member_epoch: int = 0
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: tuple[str, ...] | None = None
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    topic_partitions: tuple[TopicPartitions, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeatAssignment:
+    """The response's Assignment: the partitions the member may use now."""
+
+    topic_partitions: tuple[TopicPartitions, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupHeartbeatResponse:
+    error: Errors = Errors.NONE
+    error_message: str | None = None
+    member_id: str | None = None
+    member_epoch: int = 0
+    heartbeat_interval_ms: int = 0
+    assignment: ConsumerGroupHeartbeatAssignment | None = None
+    throttle_time_ms: int = 0
+
+
+__all__ += ["TopicPartitions", "ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatAssignment",
+            "ConsumerGroupHeartbeatResponse"]

@@ -37,6 +37,16 @@ _KEYS: dict[str, tuple[str, int, int]] = {
     "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", 1, 32),
     "group.coordinator.append.linger.ms": ("append_linger_ms", 0, 32),
     "group.coordinator.threads": ("threads", 1, 32),
+    # KIP-848 consumer groups (GroupCoordinatorConfig.CONSUMER_GROUP_*)
+    "group.consumer.session.timeout.ms": ("consumer_group_session_timeout_ms", 1, 32),
+    "group.consumer.min.session.timeout.ms": ("consumer_group_min_session_timeout_ms", 1, 32),
+    "group.consumer.max.session.timeout.ms": ("consumer_group_max_session_timeout_ms", 1, 32),
+    "group.consumer.heartbeat.interval.ms": ("consumer_group_heartbeat_interval_ms", 1, 32),
+    "group.consumer.min.heartbeat.interval.ms": ("consumer_group_min_heartbeat_interval_ms", 1,
+                                                 32),
+    "group.consumer.max.heartbeat.interval.ms": ("consumer_group_max_heartbeat_interval_ms", 1,
+                                                 32),
+    "group.consumer.max.size": ("consumer_group_max_size", 1, 32),
 }
 
 
@@ -57,10 +67,18 @@ class GroupCoordinatorConfig:
     offsets_topic_segment_bytes: int = 100 * 1024 * 1024
     append_linger_ms: int = 10
     threads: int = 1
+    consumer_group_session_timeout_ms: int = 45_000
+    consumer_group_min_session_timeout_ms: int = 45_000
+    consumer_group_max_session_timeout_ms: int = 60_000
+    consumer_group_heartbeat_interval_ms: int = 5_000
+    consumer_group_min_heartbeat_interval_ms: int = 5_000
+    consumer_group_max_heartbeat_interval_ms: int = 15_000
+    consumer_group_max_size: int = 2**31 - 1
 
     def __post_init__(self) -> None:
         for key, (attr, at_least, bits) in _KEYS.items():
             check_config_int(key, getattr(self, attr), at_least=at_least, bits=bits)
+        _check_consumer_group_bounds(self)
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ValueError(
                 f"group.min.session.timeout.ms ({self.group_min_session_timeout_ms}) must not be "
@@ -78,3 +96,29 @@ class GroupCoordinatorConfig:
     def to_properties(self) -> dict[str, int]:
         by_attr = {attr: key for key, (attr, _, _) in _KEYS.items()}
         return {by_attr[f.name]: getattr(self, f.name) for f in fields(self)}
+
+
+def _check_consumer_group_bounds(c: GroupCoordinatorConfig) -> None:
+    """The startup checks Kafka's `GroupCoordinatorConfig` makes on the consumer group keys."""
+    hb, si = "group.consumer.heartbeat.interval.ms", "group.consumer.session.timeout.ms"
+    checks = [
+        (c.consumer_group_max_heartbeat_interval_ms >= c.consumer_group_min_heartbeat_interval_ms,
+         "group.consumer.max.heartbeat.interval.ms must be greater than or equal to "
+         "group.consumer.min.heartbeat.interval.ms"),
+        (c.consumer_group_heartbeat_interval_ms >= c.consumer_group_min_heartbeat_interval_ms,
+         f"{hb} must be greater than or equal to group.consumer.min.heartbeat.interval.ms"),
+        (c.consumer_group_heartbeat_interval_ms <= c.consumer_group_max_heartbeat_interval_ms,
+         f"{hb} must be less than or equal to group.consumer.max.heartbeat.interval.ms"),
+        (c.consumer_group_max_session_timeout_ms >= c.consumer_group_min_session_timeout_ms,
+         "group.consumer.max.session.timeout.ms must be greater than or equal to "
+         "group.consumer.min.session.timeout.ms"),
+        (c.consumer_group_session_timeout_ms >= c.consumer_group_min_session_timeout_ms,
+         f"{si} must be greater than or equal to group.consumer.min.session.timeout.ms"),
+        (c.consumer_group_session_timeout_ms <= c.consumer_group_max_session_timeout_ms,
+         f"{si} must be less than or equal to group.consumer.max.session.timeout.ms"),
+        (c.consumer_group_heartbeat_interval_ms < c.consumer_group_session_timeout_ms,
+         f"{hb} must be less than {si}"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            raise ValueError(message)

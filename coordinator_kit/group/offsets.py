@@ -74,6 +74,7 @@ class OffsetMetadataManager:
             = TimelineHashMap(registry)
         self.open_transactions_by_group: TimelineHashMap[str, TimelineHashSet[int]] = \
             TimelineHashMap(registry)
+        self.consumer_groups: Any = None  # the shard's ConsumerGroupManager (KIP-848 groups)
 
     # -- commit --------------------------------------------------------------------------------
 
@@ -107,6 +108,13 @@ class OffsetMetadataManager:
 
     def _validate_commit(self, request: OffsetCommitRequest) -> ClassicGroup | None:
         gen = request.generation_id_or_member_epoch
+        if self.consumer_groups.has_groups:  # an attribute: no lookup on classic-only shards
+            consumer_group = self.consumer_groups.groups.get(request.group_id)
+            if consumer_group is not None:  # ConsumerGroup.validateOffsetCommit (KIP-848)
+                consumer_group.validate_offset_commit(request.member_id,
+                                                      request.group_instance_id, gen, False,
+                                                      request.version)
+                return None
         group = self.groups.groups.get(request.group_id)
         if group is None:
             if gen < 0:
@@ -144,6 +152,11 @@ class OffsetMetadataManager:
         partition with pending transactional offsets answers UNSTABLE_OFFSET_COMMIT, as
         `OffsetMetadataManager.fetchOffsets`/`fetchAllOffsets` do)."""
         group_id = request.group_id
+        if self.consumer_groups.has_groups:
+            consumer_group = self.consumer_groups.groups.get(group_id, epoch=committed_offset)
+            if consumer_group is not None:  # ConsumerGroup.validateOffsetFetch (KIP-848)
+                consumer_group.validate_offset_fetch(request.member_id, request.member_epoch,
+                                                     committed_offset)
         group_offsets = self.offsets.get(group_id, epoch=committed_offset)
         # a require_stable read of a group with an ongoing transaction
         unstable = committed_offset is None and \
@@ -193,7 +206,8 @@ class OffsetMetadataManager:
                     if pending is not None:
                         _remove_offset(pending, group_id, tp)
             return
-        self.groups.get_or_maybe_create_group(group_id, True)
+        if not (self.consumer_groups.has_groups and group_id in self.consumer_groups.groups):
+            self.groups.get_or_maybe_create_group(group_id, True)
         v = record.value
         expire = v.get("expireTimestamp", -1)
         value = OffsetAndMetadata(

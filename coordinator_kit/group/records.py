@@ -246,6 +246,9 @@ def _write_scalar(out: list[bytes], name: str, kind: str, value: Any, flexible: 
         except struct.error:
             raise SchemaError(f"field {name} = {value} does not fit an {kind}") from None
         return
+    if kind == "uuid":  # 16 bytes; the kit holds Kafka's printed form (`Uuid.toString`)
+        out.append(uuid_bytes(name, value))
+        return
     if kind == "string":
         if not isinstance(value, str):
             raise SchemaError(f"field {name} must be a string, got {value!r}")
@@ -301,6 +304,8 @@ def _read_scalar(reader: _Reader, f: Field, kind: str, version: int, flexible: b
                  may_be_null: bool) -> Any:
     if kind in _INTS:
         return reader.int(_INTS[kind])
+    if kind == "uuid":
+        return uuid_string(reader.take(16))
     if flexible:
         length = reader.uvarint() - 1
     else:
@@ -387,9 +392,10 @@ _SCHEMAS: dict[int, tuple[Message, Message]] = {
 class GroupCoordinatorRecordSerde(RecordSerde):
     """Kafka's framing with the classic group records (types 0-2).
 
-    Kafka's serde also reads types 3-15 (KIP-848 consumer groups and share groups); the kit
-    does not model them yet, so here they raise `UnknownRecordTypeError` and the loader skips
-    them with Kafka's warning, as a broker would skip a type it has never heard of.
+    Types 3-8 are the KIP-848 consumer group records (schemas at the end of this module).
+    Kafka's serde also reads types 9-15 (share groups); the kit does not model them, so here
+    they raise `UnknownRecordTypeError` and the loader skips them with Kafka's warning, as a
+    broker would skip a type it has never heard of.
     """
 
     def __init__(self) -> None:
@@ -566,3 +572,214 @@ def _group_metadata(group_id: str, protocol_type: str, generation: int, protocol
 
 def new_group_metadata_tombstone(group_id: str) -> CoordinatorRecord:
     return CoordinatorRecord(GROUP_METADATA_RECORD_TYPE, {"group": group_id}, None)
+
+
+# --- KIP-848 consumer group records (types 3-8) ------------------------------------------------
+# Transcribed from group-coordinator/src/main/resources/common/message/ConsumerGroup*.json; the
+# helpers follow GroupCoordinatorRecordHelpers.newConsumerGroup*Record. Topic ids are Kafka's
+# `Uuid` in its printed form (22 characters of URL-safe base64); on the wire a `uuid` is 16 bytes.
+# Kafka writes the topics of an assignment in HashMap order; the kit sorts them (by topic id, then
+# partition) so the same state always gives the same bytes.
+
+import base64 as _base64  # noqa: E402  (kept with the section that needs it)
+
+
+def uuid_string(raw: bytes) -> str:
+    """Kafka's `Uuid.toString()`: URL-safe base64 of the 16 bytes, without padding."""
+    return _base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def uuid_bytes(name: str, value: Any) -> bytes:
+    """The 16 bytes of a `Uuid` given in its printed form (`Uuid.fromString`)."""
+    if not isinstance(value, str):
+        raise SchemaError(f"field {name} must be a Uuid string, got {value!r}")
+    try:
+        raw = _base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except ValueError:
+        raw = b""
+    if len(raw) != 16:
+        raise SchemaError(f"field {name} = {value!r} is not a Uuid (22 characters of URL-safe "
+                          f"base64 for 16 bytes)")
+    return raw
+
+
+CONSUMER_GROUP_METADATA_RECORD_TYPE = 3
+CONSUMER_GROUP_PARTITION_METADATA_RECORD_TYPE = 4
+CONSUMER_GROUP_MEMBER_METADATA_RECORD_TYPE = 5
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_RECORD_TYPE = 6
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_RECORD_TYPE = 7
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_RECORD_TYPE = 8
+
+_TOPIC_PARTITIONS: tuple[Field, ...] = (
+    field("TopicId", "uuid", "0+", default="AAAAAAAAAAAAAAAAAAAAAA"),
+    field("Partitions", "[]int32", "0+"))
+
+
+def _group_key(name: str, version: int) -> Message:
+    return Message.of(name, str(version), "none", field("GroupId", "string", str(version)))
+
+
+def _member_key(name: str, version: int) -> Message:
+    return Message.of(name, str(version), "none", field("GroupId", "string", str(version)),
+                      field("MemberId", "string", str(version)))
+
+
+CONSUMER_GROUP_METADATA_KEY = _group_key("ConsumerGroupMetadataKey", 3)
+CONSUMER_GROUP_METADATA_VALUE = Message.of(
+    "ConsumerGroupMetadataValue", "0", "0+", field("Epoch", "int32", "0+"))
+
+CONSUMER_GROUP_PARTITION_METADATA_KEY = _group_key("ConsumerGroupPartitionMetadataKey", 4)
+CONSUMER_GROUP_PARTITION_METADATA_VALUE = Message.of(
+    "ConsumerGroupPartitionMetadataValue", "0", "0+",
+    field("Topics", "[]TopicMetadata", "0+", fields=(
+        field("TopicId", "uuid", "0+", default="AAAAAAAAAAAAAAAAAAAAAA"),
+        field("TopicName", "string", "0+"),
+        field("NumPartitions", "int32", "0+"),
+        field("PartitionMetadata", "[]PartitionMetadata", "0+", fields=(
+            field("Partition", "int32", "0+"),
+            field("Racks", "[]string", "0+"))))))
+
+CONSUMER_GROUP_MEMBER_METADATA_KEY = _member_key("ConsumerGroupMemberMetadataKey", 5)
+# ClassicMemberMetadata (tag 0) is a tagged field for members that use the classic protocol
+# inside a consumer group; the kit does not model those members, never writes it, and the codec
+# skips tagged fields when it reads.
+CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message.of(
+    "ConsumerGroupMemberMetadataValue", "0", "0+",
+    field("InstanceId", "string", "0+", nullable="0+"),
+    field("RackId", "string", "0+", nullable="0+"),
+    field("ClientId", "string", "0+"),
+    field("ClientHost", "string", "0+"),
+    field("SubscribedTopicNames", "[]string", "0+"),
+    field("SubscribedTopicRegex", "string", "0+", nullable="0+"),
+    field("RebalanceTimeoutMs", "int32", "0+", default=-1),
+    field("ServerAssignor", "string", "0+", nullable="0+"))
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _group_key(
+    "ConsumerGroupTargetAssignmentMetadataKey", 6)
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = Message.of(
+    "ConsumerGroupTargetAssignmentMetadataValue", "0", "0+",
+    field("AssignmentEpoch", "int32", "0+"))
+
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = _member_key(
+    "ConsumerGroupTargetAssignmentMemberKey", 7)
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = Message.of(
+    "ConsumerGroupTargetAssignmentMemberValue", "0", "0+",
+    field("TopicPartitions", "[]TopicPartition", "0+", fields=_TOPIC_PARTITIONS))
+
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = _member_key(
+    "ConsumerGroupCurrentMemberAssignmentKey", 8)
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = Message.of(
+    "ConsumerGroupCurrentMemberAssignmentValue", "0", "0+",
+    field("MemberEpoch", "int32", "0+"),
+    field("PreviousMemberEpoch", "int32", "0+"),
+    field("State", "int8", "0+"),
+    field("AssignedPartitions", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
+    field("PartitionsPendingRevocation", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS))
+
+_SCHEMAS.update({
+    3: (CONSUMER_GROUP_METADATA_KEY, CONSUMER_GROUP_METADATA_VALUE),
+    4: (CONSUMER_GROUP_PARTITION_METADATA_KEY, CONSUMER_GROUP_PARTITION_METADATA_VALUE),
+    5: (CONSUMER_GROUP_MEMBER_METADATA_KEY, CONSUMER_GROUP_MEMBER_METADATA_VALUE),
+    6: (CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+        CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
+    7: (CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY, CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
+    8: (CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+        CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
+})
+
+
+def topic_partitions_value(assignment: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An assignment (topic id -> partitions) as the records' TopicPartitions list, sorted."""
+    return [{"TopicId": topic_id, "Partitions": sorted(parts)}
+            for topic_id, parts in sorted(assignment.items()) if parts]
+
+
+def assignment_from_value(rows: Sequence[Mapping[str, Any]] | None) -> dict[str, frozenset[int]]:
+    """Kafka's `Utils.assignmentFromTopicPartitions`: the records' list back to a mapping."""
+    return {row["TopicId"]: frozenset(row["Partitions"]) for row in rows or ()}
+
+
+def new_consumer_group_member_subscription_record(
+        group_id: str, member_id: str, instance_id: str | None, rack_id: str | None,
+        client_id: str, client_host: str, subscribed_topic_names: Sequence[str],
+        subscribed_topic_regex: str | None, rebalance_timeout_ms: int,
+        server_assignor: str | None) -> CoordinatorRecord:
+    """ConsumerGroupMemberMetadata (type 5, value v0); topic names sorted as Kafka sorts them."""
+    return CoordinatorRecord(
+        CONSUMER_GROUP_MEMBER_METADATA_RECORD_TYPE, {"GroupId": group_id, "MemberId": member_id},
+        {"InstanceId": instance_id, "RackId": rack_id, "ClientId": client_id,
+         "ClientHost": client_host, "SubscribedTopicNames": sorted(subscribed_topic_names),
+         "SubscribedTopicRegex": subscribed_topic_regex,
+         "RebalanceTimeoutMs": rebalance_timeout_ms, "ServerAssignor": server_assignor}, 0)
+
+
+def new_consumer_group_member_subscription_tombstone(group_id: str,
+                                                     member_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(CONSUMER_GROUP_MEMBER_METADATA_RECORD_TYPE,
+                             {"GroupId": group_id, "MemberId": member_id}, None)
+
+
+def new_consumer_group_subscription_metadata_record(
+        group_id: str, topics: Mapping[str, tuple[str, int]]) -> CoordinatorRecord:
+    """ConsumerGroupPartitionMetadata (type 4): `topics` maps a topic name to (topic id,
+    partitions). Kafka 4.0 writes no rack information (PartitionMetadata stays empty)."""
+    rows = [{"TopicId": topic_id, "TopicName": name, "NumPartitions": n, "PartitionMetadata": []}
+            for name, (topic_id, n) in sorted(topics.items())]
+    return CoordinatorRecord(CONSUMER_GROUP_PARTITION_METADATA_RECORD_TYPE, {"GroupId": group_id},
+                             {"Topics": rows}, 0)
+
+
+def new_consumer_group_subscription_metadata_tombstone(group_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(CONSUMER_GROUP_PARTITION_METADATA_RECORD_TYPE, {"GroupId": group_id},
+                             None)
+
+
+def new_consumer_group_epoch_record(group_id: str, epoch: int) -> CoordinatorRecord:
+    return CoordinatorRecord(CONSUMER_GROUP_METADATA_RECORD_TYPE, {"GroupId": group_id},
+                             {"Epoch": epoch}, 0)
+
+
+def new_consumer_group_epoch_tombstone(group_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(CONSUMER_GROUP_METADATA_RECORD_TYPE, {"GroupId": group_id}, None)
+
+
+def new_consumer_group_target_assignment_record(
+        group_id: str, member_id: str, partitions: Mapping[str, Any]) -> CoordinatorRecord:
+    return CoordinatorRecord(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_RECORD_TYPE,
+                             {"GroupId": group_id, "MemberId": member_id},
+                             {"TopicPartitions": topic_partitions_value(partitions)}, 0)
+
+
+def new_consumer_group_target_assignment_tombstone(group_id: str,
+                                                   member_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_RECORD_TYPE,
+                             {"GroupId": group_id, "MemberId": member_id}, None)
+
+
+def new_consumer_group_target_assignment_epoch_record(group_id: str,
+                                                      assignment_epoch: int) -> CoordinatorRecord:
+    return CoordinatorRecord(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_RECORD_TYPE,
+                             {"GroupId": group_id}, {"AssignmentEpoch": assignment_epoch}, 0)
+
+
+def new_consumer_group_target_assignment_epoch_tombstone(group_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_RECORD_TYPE,
+                             {"GroupId": group_id}, None)
+
+
+def new_consumer_group_current_assignment_record(
+        group_id: str, member_id: str, member_epoch: int, previous_member_epoch: int,
+        state: int, assigned: Mapping[str, Any], pending_revocation: Mapping[str, Any]
+        ) -> CoordinatorRecord:
+    return CoordinatorRecord(
+        CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_RECORD_TYPE,
+        {"GroupId": group_id, "MemberId": member_id},
+        {"MemberEpoch": member_epoch, "PreviousMemberEpoch": previous_member_epoch,
+         "State": state, "AssignedPartitions": topic_partitions_value(assigned),
+         "PartitionsPendingRevocation": topic_partitions_value(pending_revocation)}, 0)
+
+
+def new_consumer_group_current_assignment_tombstone(group_id: str,
+                                                    member_id: str) -> CoordinatorRecord:
+    return CoordinatorRecord(CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_RECORD_TYPE,
+                             {"GroupId": group_id, "MemberId": member_id}, None)

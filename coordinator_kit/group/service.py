@@ -556,3 +556,26 @@ class GroupCoordinatorService:
 
     def on_resigned(self, tp: TopicPartition, epoch: int | None) -> None:
         self.runtime.schedule_unload_operation(tp, epoch)
+
+    # -- KIP-848 consumer groups ---------------------------------------------------------------
+
+    def consumer_group_heartbeat(self, ctx: RequestContext, request: Any
+                                 ) -> CoordinatorFuture[Any]:
+        """A ConsumerGroupHeartbeat (`GroupCoordinatorService.consumerGroupHeartbeat`): a write
+        named "consumer-group-heartbeat"; a failure answers its error code and message
+        (`handleOperationException`)."""
+        from .api import ConsumerGroupHeartbeatResponse
+
+        def failed(exc: BaseException) -> ConsumerGroupHeartbeatResponse:
+            error = handle_operation_exception(exc)
+            message = exc.detail if isinstance(exc, KafkaError) and exc.error is error \
+                else error.message
+            return ConsumerGroupHeartbeatResponse(error, message)
+        bad = self._check_group_id(request.group_id)
+        if bad is not None:
+            return self._failed(CoordinatorFuture("consumer-group-heartbeat"),
+                                ConsumerGroupHeartbeatResponse(bad, bad.message))
+
+        def op(shard: GroupCoordinatorShard) -> Any:
+            return shard.consumer_group_heartbeat(ctx, request)
+        return self._write("consumer-group-heartbeat", request.group_id, op, failed)

@@ -21,14 +21,17 @@ from ..trace import LogContext
 from . import records as rec
 from ..errors import KafkaError
 from ..runtime.markers import TransactionResult
-from .api import (DeletableGroupResult, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
+from .api import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+                  DeletableGroupResult, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
                   JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup,
                   OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
                   OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, RequestContext,
                   SyncGroupRequest, SyncGroupResponse, TxnOffsetCommitRequest,
                   TxnOffsetCommitResponse)
+from .classic import ClassicGroupState
 from .config import GroupCoordinatorConfig
 from .manager import GroupMetadataManager
+from .modern.manager import ConsumerGroupManager
 from .offsets import OffsetMetadataManager
 
 __all__ = ["GroupCoordinatorShard", "GroupCoordinatorShardBuilder", "group_shard_supplier",
@@ -39,31 +42,53 @@ EXPIRE_GROUP_METADATA_KEY = "expire-group-metadata"
 
 class GroupCoordinatorShard(CoordinatorShard):
     def __init__(self, log: LogContext, groups: GroupMetadataManager,
-                 offsets: OffsetMetadataManager, timer: Any, config: GroupCoordinatorConfig
-                 ) -> None:
+                 offsets: OffsetMetadataManager, timer: Any, config: GroupCoordinatorConfig,
+                 consumer_groups: ConsumerGroupManager) -> None:
         self.log = log
         self.groups = groups
         self.offsets = offsets
         self.timer = timer
         self.config = config
+        self.consumer_groups = consumer_groups  # KIP-848 groups
+        offsets.consumer_groups = consumer_groups
 
     # -- handlers (each runs inside one write or read event of the runtime) ---------------------
 
+    # A classic request for the id of a KIP-848 group goes to the consumer group manager
+    # (`has_groups` is an attribute: shards that never held one pay no lookup).
+
     def classic_group_join(self, ctx: RequestContext, request: JoinGroupRequest,
                            response: CoordinatorFuture[JoinGroupResponse]) -> CoordinatorResult:
+        if self.consumer_groups.has_groups:
+            group = self.consumer_groups.groups.get(request.group_id)
+            if group is not None:
+                return self.consumer_groups.classic_group_join(group, ctx, request, response)
         return self.groups.classic_group_join(ctx, request, response)
 
     def classic_group_sync(self, ctx: RequestContext, request: SyncGroupRequest,
                            response: CoordinatorFuture[SyncGroupResponse]) -> CoordinatorResult:
+        if self.consumer_groups.has_groups and request.group_id in self.consumer_groups.groups:
+            return self.consumer_groups.classic_group_sync(response)
         return self.groups.classic_group_sync(ctx, request, response)
 
     def classic_group_heartbeat(self, ctx: RequestContext, request: HeartbeatRequest
                                 ) -> CoordinatorResult[HeartbeatResponse]:
+        if self.consumer_groups.has_groups and request.group_id in self.consumer_groups.groups:
+            return self.consumer_groups.classic_group_heartbeat()
         return self.groups.classic_group_heartbeat(ctx, request)
 
     def classic_group_leave(self, ctx: RequestContext, request: LeaveGroupRequest
                             ) -> CoordinatorResult[LeaveGroupResponse]:
+        if self.consumer_groups.has_groups:
+            group = self.consumer_groups.groups.get(request.group_id)
+            if group is not None:
+                return self.consumer_groups.classic_group_leave(group, request)
         return self.groups.classic_group_leave(ctx, request)
+
+    def consumer_group_heartbeat(self, ctx: RequestContext,
+                                 request: ConsumerGroupHeartbeatRequest
+                                 ) -> CoordinatorResult[ConsumerGroupHeartbeatResponse]:
+        return self.consumer_groups.consumer_group_heartbeat(ctx, request)
 
     def commit_offset(self, ctx: RequestContext, request: OffsetCommitRequest
                       ) -> CoordinatorResult[OffsetCommitResponse]:
@@ -76,6 +101,9 @@ class GroupCoordinatorShard(CoordinatorShard):
     def describe_group(self, group_id: str, committed_offset: int | None) -> dict[str, Any]:
         group = self.groups.group(group_id, committed_offset)
         if group is None:
+            consumer_group = self.consumer_groups.group(group_id, committed_offset)
+            if consumer_group is not None:  # KIP-848 (Kafka: ConsumerGroupDescribe)
+                return consumer_group.describe(committed_offset)
             return {"group_id": group_id, "state": "Dead", "generation": -1, "members": []}
         return group.describe()
 
@@ -140,6 +168,8 @@ class GroupCoordinatorShard(CoordinatorShard):
         elif record.record_type == rec.GROUP_METADATA_RECORD_TYPE:
             self.groups.replay_group_metadata(record.key["group"],
                                               None if record.value is None else dict(record.value))
+        elif 3 <= record.record_type <= 8:  # KIP-848 consumer group records
+            self.consumer_groups.replay(record)
         else:
             raise RuntimeError(f"Unknown record type {record.record_type} in the group "
                                f"coordinator shard")
@@ -149,15 +179,18 @@ class GroupCoordinatorShard(CoordinatorShard):
         self.offsets.replay_end_transaction_marker(producer_id, result)
 
     def on_loaded(self, image: MetadataImage) -> None:
+        self.consumer_groups.on_loaded(image)
         self.groups.on_loaded(image)
         self._schedule_cleanup()
 
     def on_unloaded(self) -> None:
         self.timer.cancel(EXPIRE_GROUP_METADATA_KEY)
+        self.consumer_groups.on_unloaded()
         self.groups.on_unloaded()
 
     def on_new_metadata_image(self, image: MetadataImage, delta: MetadataDelta) -> None:
         self.groups.image = image
+        self.consumer_groups.on_new_metadata_image(image)
 
 
 class GroupCoordinatorShardBuilder(CoordinatorShardBuilder[GroupCoordinatorShard]):
@@ -174,7 +207,10 @@ class GroupCoordinatorShardBuilder(CoordinatorShardBuilder[GroupCoordinatorShard
                                       self.config, self.rng)
         offsets = OffsetMetadataManager(self.log, self.snapshot_registry, groups, self.config,
                                         self.time)
-        return GroupCoordinatorShard(self.log, groups, offsets, self.timer, self.config)
+        consumer_groups = ConsumerGroupManager(self.log, self.snapshot_registry, self.timer,
+                                               self.time, self.config, self.rng, groups)
+        return GroupCoordinatorShard(self.log, groups, offsets, self.timer, self.config,
+                                     consumer_groups)
 
 
 def group_shard_supplier(config: GroupCoordinatorConfig, seed: int, broker_id: int):
@@ -186,3 +222,4 @@ def group_shard_supplier(config: GroupCoordinatorConfig, seed: int, broker_id: i
         return GroupCoordinatorShardBuilder(
             config, random.Random(f"{seed}/{broker_id}/{next(loads)}"))
     return supplier
+

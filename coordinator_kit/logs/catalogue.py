@@ -729,3 +729,84 @@ def template(template_id: str) -> LogTemplate:
     except KeyError:
         raise KeyError(f"no log template {template_id!r}; known ids: "
                        f"{', '.join(sorted(TEMPLATES))}") from None
+
+
+# KIP-848 consumer groups (GroupMetadataManager's consumerGroup* paths; "[GroupId {}]" is in the
+# message, not a LogContext prefix). Kafka's own slips are kept: "is is owned", and the fence
+# reason ends with a period before the template's own ("expired..").
+_CONSUMER_GROUP_ENTRIES = [
+    _t("CG-MEMBER-JOINS", "member_joined", "group_manager", "INFO", "context",
+       "[GroupId {group}] Member {member} joins the consumer group using the {protocol} "
+       "protocol."),
+    _t("CG-STATIC-JOINS", "member_joined", "group_manager", "INFO", "context",
+       "[GroupId {group}] Static member {member} with instance id {instance} joins the consumer "
+       "group using the {protocol} protocol."),
+    _t("CG-STATIC-REJOINS", "static_member_replaced", "group_manager", "INFO",
+       "context",
+       "[GroupId {group}] Static member with instance id {instance} re-joins the consumer group "
+       "using the {protocol} protocol. Created a new member {member} to replace the existing "
+       "member {old_member}."),
+    _t("CG-INSTANCE-UNRELEASED", "static_member_rejected", "group_manager", "INFO",
+       "context",
+       "[GroupId {group}] Static member {member} with instance id {instance} cannot join the "
+       "group because the instance id is is owned by member {owner}."),
+    _t("CG-INSTANCE-FENCED", "static_member_fenced", "group_manager", "INFO", "context",
+       "[GroupId {group}] Static member {member} with instance id {instance} is fenced by "
+       "existing member {owner}."),
+    _t("CG-SUBSCRIBED-TOPICS", "member_subscription_updated", "group_manager", "DEBUG",
+       "context",
+       "[GroupId {group}] Member {member} updated its subscribed topics to: {topics}."),
+    _t("CG-SUBSCRIPTION-METADATA", "subscription_metadata_computed", "group_manager",
+       "DEBUG", "context",
+       "[GroupId {group}] Computed new subscription metadata: {metadata}."),
+    _t("CG-EPOCH-BUMPED", "group_epoch_bumped", "group_manager", "INFO", "context",
+       "[GroupId {group}] Bumped group epoch to {epoch}."),
+    _t("CG-TARGET-COMPUTED", "target_assignment_computed", "group_manager", "INFO",
+       "context",
+       "[GroupId {group}] Computed a new target assignment for epoch {epoch} with '{assignor}' "
+       "assignor in {ms}ms."),
+    _t("CG-TARGET-COMPUTED-DEBUG", "target_assignment_computed", "group_manager",
+       "DEBUG", "context",
+       "[GroupId {group}] Computed a new target assignment for epoch {epoch} with '{assignor}' "
+       "assignor in {ms}ms: {assignment}."),
+    _t("CG-TARGET-FAILED", "target_assignment_failed", "group_manager", "ERROR",
+       "context",
+       "[GroupId {group}] Failed to compute a new target assignment for epoch {epoch}: "
+       "{error}."),
+    _t("CG-ASSIGNMENT-STATE", "member_assignment_updated", "group_manager", "DEBUG", "context",
+       "[GroupId {group}] Member {member} new assignment state: epoch={epoch}, "
+       "previousEpoch={previous_epoch}, state={state}, assignedPartitions={assigned} and "
+       "revokedPartitions={revoked}."),
+    _t("CG-MEMBER-LEFT", "member_left", "group_manager", "INFO", "context",
+       "[GroupId {group}] Member {member} left the consumer group."),
+    _t("CG-STATIC-TEMP-LEFT", "member_left", "group_manager",
+       "INFO", "context",
+       "[GroupId {group}] Static Member {member} with instance id {instance} temporarily left "
+       "the consumer group."),
+    _t("CG-STATIC-LEFT", "member_left", "group_manager", "INFO", "context",
+       "[GroupId {group}] Static Member {member} with instance id {instance} left the consumer "
+       "group."),
+    _t("CG-FENCED", "member_fenced", "group_manager", "INFO", "context",
+       "[GroupId {group}] Member {member} fenced from the group because {reason}."),
+    _t("CG-FENCE-NO-GROUP", "fence_skipped", "group_manager", "DEBUG", "context",
+       "[GroupId {group}] Could not fence {member} because the group does not exist."),
+    _t("CG-FENCE-NO-MEMBER", "fence_skipped", "group_manager", "DEBUG", "context",
+       "[GroupId {group}] Could not fence {member} because the member does not exist."),
+    _t("CG-REBALANCE-TIMEOUT", "member_fenced", "group_manager", "INFO", "context",
+       "[GroupId {group}] Member {member} fenced from the group because it failed to transition "
+       "from epoch {epoch} within {ms}ms."),
+    _t("CG-REBALANCE-TIMEOUT-IGNORED", "rebalance_timeout_ignored", "group_manager",
+       "DEBUG", "context",
+       "[GroupId {group}] Ignoring rebalance timeout for {member} because the member left the "
+       "epoch {epoch}."),
+    _t("CG-LOADED", "group_loaded", "group_manager", "INFO", "context",
+       "Loaded consumer group {group} with {members} members."),
+    _t("CG-LOADED-MEMBER", "member_loaded", "group_manager", "DEBUG", "context",
+       "Loaded member {member} in consumer group {group}."),
+    _t("CG-UNLOADED", "group_unloaded", "group_manager", "INFO", "context",
+       "[GroupId={group}] Unloaded group metadata for group epoch {epoch}."),
+]
+for _entry in _CONSUMER_GROUP_ENTRIES:
+    if _entry.id in TEMPLATES:
+        raise ValueError(f"duplicate log template id {_entry.id}")
+    TEMPLATES[_entry.id] = _entry

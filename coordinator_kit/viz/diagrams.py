@@ -41,6 +41,8 @@ from ..eras.central.states import CONSUMER_STATES as CENTRAL_CONSUMER_STATES
 from ..eras.central.states import GROUP_PHASES as CENTRAL_GROUP_PHASES
 from ..eras.zookeeper.states import CONNECTOR_STATES
 from ..group.classic import CLASSIC_GROUP_STATES
+from ..group.modern.consumer_group import CONSUMER_GROUP_STATES
+from ..group.modern.member import MEMBER_STATES as CONSUMER_GROUP_MEMBER_STATES
 from ..runtime.runtime import CONTEXT_STATES
 from ..states import StateTable
 
@@ -56,6 +58,8 @@ DIAGRAMS: dict[str, StateTable[Any]] = {
     "central_group": CENTRAL_GROUP_PHASES,
     "central_consumer": CENTRAL_CONSUMER_STATES,
     "zookeeper_consumer": CONNECTOR_STATES,
+    "consumer_group": CONSUMER_GROUP_STATES,
+    "consumer_group_member": CONSUMER_GROUP_MEMBER_STATES,
 }
 
 MAX_WIDTH_PX = 940   # widest natural drawing: a JupyterLab output area at 1400 px shows ~968
@@ -91,6 +95,8 @@ LAYOUTS: dict[str, Layout] = {
     "CentralGroup": Layout(),
     "CentralConsumer": Layout(wrap=16),
     "ZookeeperConsumerConnector": Layout(wrap=16, nodesep=0.2),
+    "ConsumerGroup": Layout(wrap=14, nodesep=0.2),
+    "ConsumerGroupMember": Layout(wrap=16),
 }
 
 
