@@ -299,3 +299,35 @@ def test_delete_groups_spread_over_partitions_answer_per_group():
     assert cluster.committed_offsets(d) == {("t", 0): 1}
     cluster.brokers[0].service.active = False
     assert delete_groups(cluster, 0, c).errors() == {c: Errors.COORDINATOR_NOT_AVAILABLE}
+
+
+def test_list_groups_shows_consumer_groups_beside_classic_ones():
+    """GroupMetadataManagerTest.testListGroups lists both group types: a KIP-848 consumer group
+    has type and protocol type "consumer" and its own state; the type filter picks either."""
+    from coordinator_kit.group.api import (ConsumerGroupHeartbeatRequest, ListGroupsRequest,
+                                           RequestContext)
+
+    cluster = Cluster(group_config={"group.initial.rebalance.delay.ms": 0})
+    cluster.add_consumer("classic-1", group_id="classic-group")
+    cluster.run_for(3_000)
+    tp = cluster.partition_of("new-group")
+    service = cluster.brokers[cluster.partitions[tp].leader_id].service
+    joined = service.consumer_group_heartbeat(
+        RequestContext("c1"), ConsumerGroupHeartbeatRequest(
+            group_id="new-group", member_id="m1", member_epoch=0, rebalance_timeout_ms=5000,
+            subscribed_topic_names=("orders",), topic_partitions=()))
+    cluster.run_for(100)
+    assert joined.result().error.name == "NONE"
+
+    def listed(**filters):
+        out = []
+        for b in cluster.brokers.values():
+            f = b.service.list_groups(RequestContext("admin"), ListGroupsRequest(**filters))
+            cluster.run_for(10)
+            out += [(g.group_id, g.group_type, g.group_state) for g in f.result().groups]
+        return sorted(out)
+    everything = listed()
+    assert ("classic-group", "classic", "Stable") in everything
+    assert [g for g in everything if g[0] == "new-group"][0][1] == "consumer"
+    assert [g[0] for g in listed(types_filter=("consumer",))] == ["new-group"]
+    assert [g[0] for g in listed(types_filter=("classic",))] == ["classic-group"]

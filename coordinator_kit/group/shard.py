@@ -109,7 +109,16 @@ class GroupCoordinatorShard(CoordinatorShard):
 
     def list_groups(self, states_filter: Iterable[str], types_filter: Iterable[str],
                     committed_offset: int | None) -> list[ListedGroup]:
-        return self.groups.list_groups(states_filter, types_filter, committed_offset)
+        listed = self.groups.list_groups(states_filter, types_filter, committed_offset)
+        if self.consumer_groups.has_groups:  # KIP-848 groups (`ConsumerGroup.isInStates`)
+            states = {s.lower().strip() for s in states_filter}
+            types = {t.lower() for t in types_filter}
+            if not types or "consumer" in types:
+                for gid, g in sorted(self.consumer_groups.groups.items(epoch=committed_offset)):
+                    state = g.state_at(committed_offset).value
+                    if not states or state.lower() in states:
+                        listed.append(ListedGroup(gid, "consumer", state, "consumer"))
+        return listed
 
     def commit_transactional_offset(self, ctx: RequestContext, request: TxnOffsetCommitRequest
                                     ) -> CoordinatorResult[TxnOffsetCommitResponse]:
