@@ -242,3 +242,17 @@ def test_admin_client_lists_describes_and_deletes_groups(server, consumers):
         assert "g-admin" not in {g["group_id"] for g in admin.list_groups()}
     finally:
         admin.close()
+
+
+@pytest.mark.spark
+def test_spark_reads_the_live_log_as_the_python_parser_does(server, spark, tmp_path):
+    """The Spark lesson's pipeline (`spark.load.load_logs`) reads a live session's broker log
+    with the same events as the single-process parser."""
+    from coordinator_kit.spark.load import load_logs
+
+    log = tmp_path / "live-broker.log"
+    log.write_text(server.log_text.getvalue())
+    rows = list(parse_lines(log.read_text().splitlines(), str(log)))
+    python_events = sorted(r["line"] for kind, r in rows if kind == "event")
+    spark_events = sorted(r["line"] for r in load_logs(str(log), spark).collect())
+    assert spark_events == python_events and len(spark_events) > 20
