@@ -256,3 +256,27 @@ def test_spark_reads_the_live_log_as_the_python_parser_does(server, spark, tmp_p
     python_events = sorted(r["line"] for kind, r in rows if kind == "event")
     spark_events = sorted(r["line"] for r in load_logs(str(log), spark).collect())
     assert spark_events == python_events and len(spark_events) > 20
+
+
+def test_librdkafka_with_the_consumer_protocol_kip848(server, consumers):
+    """librdkafka with `group.protocol=consumer` speaks ConsumerGroupHeartbeat (API 68) to the
+    kit's consumer groups: the coordinator assigns (uniform by default), a second member gets
+    partitions only after the first revokes them, and the first keeps the others the whole
+    time, with no JoinGroup/SyncGroup barrier (GroupMetadataManager.consumerGroupHeartbeat,
+    CurrentAssignmentBuilder)."""
+    a = _start(server, consumers, "kip848-a", "g-kip848", client="confluent-kafka",
+               group_protocol="consumer")
+    a.wait_until(lambda c: c.assignment == ORDERS, 30, "a owns all six")
+    b = _start(server, consumers, "kip848-b", "g-kip848", client="confluent-kafka",
+               group_protocol="consumer")
+    b.wait_until(_owns(3), 30, "b gets three")
+    a.wait_until(_owns(3), 30, "a down to three")
+    assert sorted(a.assignment + b.assignment) == ORDERS
+    # incremental: a was told only what it lost, and never gave up the partitions it kept
+    revoked = [tuple(p) for e in a.events_of("revoked") for p in e["partitions"]]
+    assert set(revoked).isdisjoint(a.assignment) and len(revoked) == 3
+    assert not b.events_of("revoked")
+    text = server.log_text.getvalue()
+    assert "[GroupId g-kip848] Member" in text
+    assert "joins the consumer group using the consumer protocol" in text
+    assert server.call(lambda: server.cluster.committed_offsets("g-kip848")) != {}

@@ -21,14 +21,15 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 from kafka.record import MemoryRecords, MemoryRecordsBuilder
 
 from ..errors import Errors, KafkaError, handle_operation_exception
-from ..group.api import (DeleteGroupsRequest, HeartbeatRequest, JoinGroupRequest,
+from ..group.api import (ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, HeartbeatRequest,
+                         JoinGroupRequest, TopicPartitions,
                          LeaveGroupRequest, ListGroupsRequest, MemberIdentity,
                          OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest,
                          PartitionData, RequestContext, SyncGroupRequest)
 from ..group.classic import Protocol
 from ..runtime.future import CoordinatorFuture
 from ..topic import CONSUMER_OFFSETS, illegal_name_reason
-from .datalog import PartitionLog, topic_id
+from .datalog import PartitionLog, topic_id, topic_id_string
 from .versions import CODECS
 
 if TYPE_CHECKING:
@@ -303,6 +304,43 @@ class KafkaApis:
                                            group_instance_id=m.group_instance_id,
                                            error_code=_code(m.error)) for m in resp.members])
 
+    # -- the consumer group protocol (KIP-848) ------------------------------------------------
+
+    async def on_ConsumerGroupHeartbeat(self, conn: Connection, version: int,
+                                        request: Any) -> Any:
+        """One heartbeat of a `group.protocol=consumer` member: the coordinator computes the
+        assignment and answers with the member's epoch and the partitions it may use."""
+        owned = None if request.topic_partitions is None else tuple(
+            TopicPartitions(topic_id_string(t.topic_id), tuple(t.partitions))
+            for t in request.topic_partitions)
+        req = ConsumerGroupHeartbeatRequest(
+            group_id=request.group_id, member_id=request.member_id,
+            member_epoch=request.member_epoch, instance_id=request.instance_id,
+            rack_id=request.rack_id, rebalance_timeout_ms=request.rebalance_timeout_ms,
+            subscribed_topic_names=None if request.subscribed_topic_names is None
+            else tuple(request.subscribed_topic_names),
+            subscribed_topic_regex=request.subscribed_topic_regex if version >= 1 else None,
+            server_assignor=request.server_assignor, topic_partitions=owned)
+        resp = await self._await(self._service(conn).consumer_group_heartbeat(
+            self._ctx(conn, version), req))
+        if resp.member_id:
+            conn.member_of[request.group_id] = resp.member_id
+        R = CODECS[68].response
+        assignment = None
+        if resp.assignment is not None:
+            names = {topic_id_string(topic_id(n)): n for n in self.data.topics}
+            conn.assignments[request.group_id] = sorted(
+                (names.get(t.topic_id, t.topic_id), p)
+                for t in resp.assignment.topic_partitions for p in t.partitions)
+            assignment = R.Assignment(topic_partitions=[
+                R.Assignment.TopicPartitions(topic_id=_wire_id(t.topic_id),
+                                             partitions=list(t.partitions))
+                for t in resp.assignment.topic_partitions])
+        return R(version=version, throttle_time_ms=0, error_code=_code(resp.error),
+                 error_message=resp.error_message, member_id=resp.member_id,
+                 member_epoch=resp.member_epoch,
+                 heartbeat_interval_ms=resp.heartbeat_interval_ms, assignment=assignment)
+
     # -- offsets ------------------------------------------------------------------------------
 
     async def on_OffsetCommit(self, conn: Connection, version: int, request: Any) -> Any:
@@ -331,10 +369,11 @@ class KafkaApis:
             R.OffsetCommitResponseTopic(name=n, partitions=ps) for n, ps in topics.items()])
 
     async def _fetch_group_offsets(self, conn: Connection, version: int, group_id: str,
-                                   topics: Any, require_stable: bool) -> Any:
+                                   topics: Any, require_stable: bool,
+                                   member_id: str | None = None, member_epoch: int = -1) -> Any:
         partitions = None if topics is None else tuple(
             (t.name, p) for t in topics for p in t.partition_indexes)
-        req = OffsetFetchRequest(group_id, partitions, require_stable)
+        req = OffsetFetchRequest(group_id, partitions, require_stable, member_id, member_epoch)
         return await self._await(self._service(conn).fetch_offsets(self._ctx(conn, version),
                                                                    req))
 
@@ -344,8 +383,10 @@ class KafkaApis:
         if version >= 8:
             groups = []
             for g in request.groups:
-                resp = await self._fetch_group_offsets(conn, version, g.group_id, g.topics,
-                                                       require_stable)
+                resp = await self._fetch_group_offsets(
+                    conn, version, g.group_id, g.topics, require_stable,
+                    g.member_id if version >= 9 else None,
+                    g.member_epoch if version >= 9 else -1)
                 G = R.OffsetFetchResponseGroup
                 by_topic: dict[str, list[Any]] = {}
                 for (name, partition), o in sorted(resp.offsets.items()):
@@ -566,6 +607,12 @@ class KafkaApis:
         if request.acks == _ACKS_NONE:
             return None  # acks=0: the producer expects no response
         return R(version=version, responses=responses, throttle_time_ms=0)
+
+
+def _wire_id(printed: str) -> Any:
+    """A topic id in Kafka's printed form as the codec's `uuid.UUID`."""
+    import uuid
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(printed + "=="))
 
 
 def _batch(records: list[Any], epoch_ms: int) -> bytes:

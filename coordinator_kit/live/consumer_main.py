@@ -92,6 +92,12 @@ def _run_confluent(args: argparse.Namespace, stop: _Stop) -> None:
     }
     if args.instance_id:
         config["group.instance.id"] = args.instance_id
+    if args.group_protocol == "consumer":
+        # KIP-848: the coordinator sets the heartbeat interval and owns the session timeout;
+        # librdkafka refuses the classic settings with this protocol
+        for key in ("session.timeout.ms", "heartbeat.interval.ms"):
+            del config[key]
+        config["group.protocol"] = "consumer"
     if args.debug:
         config["debug"] = args.debug
     consumer = Consumer(config, logger=logging.getLogger("confluent_kafka"))
@@ -134,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--topics", default="orders", help="comma-separated")
     parser.add_argument("--client-id", required=True)
     parser.add_argument("--instance-id", default=None, help="group.instance.id (static)")
+    parser.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic",
+                        help="group.protocol: consumer is KIP-848 (confluent-kafka only)")
     parser.add_argument("--seconds", type=float, default=60.0, help="then close cleanly")
     parser.add_argument("--reset", default="earliest", help="auto.offset.reset")
     parser.add_argument("--session-timeout-ms", type=int, default=10_000)
@@ -153,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(args.log_level)
+    if args.group_protocol == "consumer" and args.client != "confluent-kafka":
+        parser.error("--group-protocol consumer needs --client confluent-kafka (kafka-python "
+                     "3.0 speaks only the classic protocol)")
     stop = _Stop()
     _emit("started", client=args.client, client_id=args.client_id, group=args.group)
     if args.client == "kafka-python":

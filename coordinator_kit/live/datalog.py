@@ -11,19 +11,27 @@ as retention would).
 
 from __future__ import annotations
 
+import base64
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..group.modern.topics import topic_id as kit_topic_id
 from ..topic import illegal_name_reason
 
-__all__ = ["DataRecord", "PartitionLog", "DataTopics", "topic_id"]
+__all__ = ["DataRecord", "PartitionLog", "DataTopics", "topic_id", "topic_id_string"]
 
 
 def topic_id(name: str) -> uuid.UUID:
-    """A stable topic id for `name` (Kafka draws a random one at creation; a stable one keeps
-    a live session's Metadata answers the same from run to run)."""
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"coordinator_kit:topic:{name}")
+    """The id of topic `name` on the wire: the group coordinator's own (`group.modern.topics`,
+    derived from the name), so the ids of Metadata and of ConsumerGroupHeartbeat agree.
+    Kafka draws a random one at creation; a derived one is the same in every run."""
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(kit_topic_id(name) + "=="))
+
+
+def topic_id_string(value: uuid.UUID) -> str:
+    """The printed form of a wire topic id (Kafka's `Uuid.toString`)."""
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
 
 
 @dataclass(frozen=True, slots=True)

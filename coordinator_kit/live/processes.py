@@ -31,7 +31,8 @@ class ConsumerProcess:
                  client: str = "kafka-python", topics: str = "orders", seconds: float = 120,
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
                  log_path: str | Path | None = None, instance_id: str | None = None,
-                 extra_args: tuple[str, ...] = (), limit_s: float | None = None) -> None:
+                 extra_args: tuple[str, ...] = (), limit_s: float | None = None,
+                 group_protocol: str = "classic") -> None:
         if client not in CLIENTS:
             raise ValueError(f"client must be one of {', '.join(CLIENTS)}, got {client!r}")
         self.client_id = client_id
@@ -46,6 +47,8 @@ class ConsumerProcess:
                 "--heartbeat-interval-ms", str(heartbeat_interval_ms), *extra_args]
         if instance_id:
             args += ["--instance-id", instance_id]
+        if group_protocol != "classic":
+            args += ["--group-protocol", group_protocol]
         if self.log_path is not None:
             args += ["--log", str(self.log_path)]
         env = dict(os.environ)
@@ -90,7 +93,10 @@ class ConsumerProcess:
             owned: set[tuple[str, int]] = set()
             for e in self.events:
                 if e["event"] == "assigned":
-                    owned = {tuple(p) for p in e["partitions"]}  # type: ignore[misc]
+                    # added to what it owns: an eager client revokes everything first and is
+                    # then given its whole assignment; an incremental one (cooperative, KIP-848)
+                    # is told only what it gains and what it loses
+                    owned |= {tuple(p) for p in e["partitions"]}  # type: ignore[misc]
                 elif e["event"] == "revoked":
                     owned -= {tuple(p) for p in e["partitions"]}  # type: ignore[misc]
             return sorted(owned)

@@ -2,10 +2,10 @@
 
 Clients pick, per API, the lower of their own highest version and the broker's, so this table
 *is* the server's behaviour on the wire. The ranges are Apache Kafka 4.0's, capped where a
-higher version needs something the kit does not have: topic ids (Fetch 13+, Produce 10+ name
-topics by id or change the response), the KIP-848 consumer protocol (OffsetCommit 9+,
-OffsetFetch 9+ carry member epochs) and the single-shape caps that keep one request layout per
-API where Kafka itself answers both the same way. ListOffsets goes to 10 because kafka-python
+higher version needs something the kit does not have: topic ids in the data path (Fetch 13+,
+Produce 10+, OffsetCommit 10+ and OffsetFetch 10+ name topics by id). ConsumerGroupHeartbeat
+(KIP-848) speaks topic ids, which the kit derives from the names (`group.modern.topics`), and
+Metadata gives the same ids. ListOffsets goes to 10 because kafka-python
 guesses the broker's version from it (10 reads as 4.0; below 7 it would guess older than 3.0
 and change defaults such as session.timeout.ms).
 
@@ -38,7 +38,19 @@ from kafka.protocol.metadata.find_coordinator import (FindCoordinatorRequest,
                                                       FindCoordinatorResponse)
 from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
+from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
+
+from . import schemas
+
+
+class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=schemas):
+    """KIP-848's heartbeat (API key 68): kafka-python 3.0.12 has no class for it, so it is
+    built from the layout in `live/schemas`."""
+
+
+class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=schemas):
+    """The answer to ConsumerGroupHeartbeat (API key 68)."""
 
 __all__ = ["ApiSpec", "CODECS", "ADVERTISED", "API_NAMES", "KAFKA_API_KEYS", "kafka_api_name",
            "supported"]
@@ -62,8 +74,8 @@ _TABLE: list[tuple[str, int, int, int, Any, Any]] = [
     ("Fetch", 1, 4, 12, FetchRequest, FetchResponse),
     ("ListOffsets", 2, 1, 10, ListOffsetsRequest, ListOffsetsResponse),
     ("Metadata", 3, 0, 12, MetadataRequest, MetadataResponse),
-    ("OffsetCommit", 8, 2, 8, OffsetCommitRequest, OffsetCommitResponse),
-    ("OffsetFetch", 9, 1, 8, OffsetFetchRequest, OffsetFetchResponse),
+    ("OffsetCommit", 8, 2, 9, OffsetCommitRequest, OffsetCommitResponse),
+    ("OffsetFetch", 9, 1, 9, OffsetFetchRequest, OffsetFetchResponse),
     ("FindCoordinator", 10, 0, 4, FindCoordinatorRequest, FindCoordinatorResponse),
     ("JoinGroup", 11, 0, 9, JoinGroupRequest, JoinGroupResponse),
     ("Heartbeat", 12, 0, 4, HeartbeatRequest, HeartbeatResponse),
@@ -77,6 +89,8 @@ _TABLE: list[tuple[str, int, int, int, Any, Any]] = [
     ("DeleteGroups", 42, 0, 2, DeleteGroupsRequest, DeleteGroupsResponse),
     ("OffsetDelete", 47, 0, 0, OffsetDeleteRequest, OffsetDeleteResponse),
     ("DescribeCluster", 60, 0, 1, DescribeClusterRequest, DescribeClusterResponse),
+    ("ConsumerGroupHeartbeat", 68, 0, 1, ConsumerGroupHeartbeatRequest,
+     ConsumerGroupHeartbeatResponse),
 ]
 
 CODECS: dict[int, ApiSpec] = {key: ApiSpec(name, key, lo, hi, req, resp)

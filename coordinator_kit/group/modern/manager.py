@@ -173,7 +173,7 @@ class ConsumerGroupManager:
             raise _invalid("InstanceId can't be empty.")
         if _blank(r.rack_id):
             raise _invalid("RackId can't be empty.")
-        if r.subscribed_topic_regex is not None:
+        if r.subscribed_topic_regex:  # an empty one is no regex (librdkafka sends "" in v1)
             raise _invalid("SubscribedTopicRegex is not supported yet.")
         if r.member_epoch > 0 or r.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
             if r.member_id.strip() == "":
