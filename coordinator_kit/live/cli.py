@@ -102,7 +102,10 @@ def _serve(args: argparse.Namespace) -> int:
                             advertised_host=args.advertised_host,
                             offsets_partitions=args.offsets_partitions, group_config=config,
                             seed=args.seed, produce_rate_per_s=args.produce_rate, log=out,
-                            log_level=args.log_level, warn=warn)
+                            log_level=args.log_level, warn=warn,
+                            # the trace keeps every event in memory: at the log's level, an
+                            # hour with a hundred clients stays small (DEBUG keeps far more)
+                            trace_level=args.log_level)
     except (ValueError, TypeError) as exc:
         print(f"serve: {exc}", file=sys.stderr)
         return 2
