@@ -368,6 +368,8 @@ class KafkaApis:
         return R(version=version, throttle_time_ms=0, groups=described)
 
     async def _describe(self, conn: Connection, version: int, R: Any, group_id: str) -> Any:
+        # authorized_operations (v3+) is a bit set in kafka-python's codec: None is encoded
+        # as {31}, Kafka's INT32_MIN, "not requested" (an int there fails to encode)
         D = R.DescribedGroup
         runtime = self.cluster.brokers[conn.broker_id].runtime
         tp = self._service(conn).partition_for(group_id)
@@ -377,7 +379,7 @@ class KafkaApis:
             if group is None:
                 return D(error_code=0, group_id=group_id, group_state="Dead",
                          protocol_type="", protocol_data="", members=[],
-                         authorized_operations=-2147483648)
+                         authorized_operations=None)
             members = []
             for m in group.members.values():
                 metadata = next((p.metadata for p in m.supported_protocols
@@ -391,7 +393,7 @@ class KafkaApis:
             return D(error_code=0, group_id=group_id, group_state=group.state.value,
                      protocol_type=group.protocol_type or "",
                      protocol_data=group.protocol_name or "", members=members,
-                     authorized_operations=-2147483648)
+                     authorized_operations=None)
         try:
             future = runtime.schedule_read_operation("describe-groups", tp, read)
             return await self._await(future)
@@ -400,7 +402,7 @@ class KafkaApis:
         except Exception as exc:  # the runtime's own failures map as Kafka maps them
             error = handle_operation_exception(exc)
         return D(error_code=error.code, group_id=group_id, group_state="", protocol_type="",
-                 protocol_data="", members=[], authorized_operations=-2147483648)
+                 protocol_data="", members=[], authorized_operations=None)
 
     # -- data ---------------------------------------------------------------------------------
 
