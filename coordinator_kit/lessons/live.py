@@ -47,6 +47,7 @@ from ..assignors import Subscription, get_assignor
 from ..feedback import Feedback, not_answered
 from ..live.processes import ConsumerProcess
 from ..live.server import LiveServer
+from ..logs.layout import format_timestamp
 from ..logs.parse import ParseCounts, parse_lines
 from .heartbeats import Table, unanswered
 
@@ -266,11 +267,16 @@ class LiveSession:
 
     # -- the log --------------------------------------------------------------------------------
 
-    def log_lines(self, contains: str = "") -> list[str]:
-        """The server's log file, as written (wall-clock times), optionally filtered."""
+    def log_lines(self, contains: str = "", *, since_crash_of: str | None = None) -> list[str]:
+        """The server's log file as written (wall-clock times): the lines that contain
+        `contains`, from the crash of `since_crash_of` on if given."""
         self._log.flush()
+        since = ""
+        if since_crash_of is not None:
+            since = "[" + format_timestamp(self.crashed_at[since_crash_of],
+                                           self.server.started_at) + "]"
         return [line for line in self.log_path.read_text(encoding="utf-8").splitlines()
-                if contains in line]
+                if contains in line and line[:len(since)] >= since]
 
     def log_events(self) -> list[dict[str, Any]]:
         """The log file read by the kit's parser (`logs.parse.parse_lines`, the semantics of
@@ -467,7 +473,7 @@ def check_survivors(answer: Any) -> Feedback:
         return Feedback(name, "correct",
                         f"Range sorts the two members by member id ({' < '.join(survivors)}), "
                         f"gives each {PARTITIONS // len(survivors)} partitions of {TOPIC} in "
-                        f"order: {truth}. The survivor keeps what it had only by chance: "
+                        f"order: {truth}. Range does not try to keep what a member had: "
                         f"kp-2 had [2, 3] and now owns [3, 4, 5].")
     if sorted(p for v in given.values() for p in v) != list(range(PARTITIONS)):
         return Feedback(name, "wrong", f"After the rebalance every one of the {PARTITIONS} "
