@@ -62,10 +62,11 @@ def live():
              for cid in ("kp-a", "kp-b")]
     panel = LivePanel(server, group_id=GROUP, consumers=procs, auto_refresh=False)
     yield server, procs, panel, log
-    panel.close()
     for p in procs:
         p.close()
     server.stop()
+    panel.close()
+    assert "<b>stopped</b>" in panel.status.value and panel.refresh() is None
 
 
 def _wait(panel, condition, what, timeout_s=30.0):
@@ -107,7 +108,7 @@ def test_view_lists_both_real_clients_as_members(live):
     assert 'data-consumer="kp-a"' in svg and 'data-consumer="kp-b"' in svg
     assert f'data-group="{GROUP}" data-state="Stable"' in svg
     assert "kp-a" in panel.clients_table.value and "kafka-python" in panel.clients_table.value
-    assert NO_REWIND in panel.status.value
+    assert NO_REWIND in panel.no_rewind.value
     assert repr(panel) == f"LivePanel(group {GROUP!r}, 2 consumer processes, live, no rewind)"
 
 

@@ -322,6 +322,8 @@ class LiveSession:
             time.sleep(0.05)  # their connections close: the server has nothing in flight
         with _quiet("asyncio"):
             self.server.stop()
+        for panel in self.panels:
+            panel.refresh()  # the status line says the server has stopped
         self._log.close()
         if not keep_log:
             shutil.rmtree(self.folder, ignore_errors=True)

@@ -32,7 +32,8 @@ ck-cut-off, restore_network_button: ck-reconnect, drop_heartbeats_button: ck-dro
 restore_heartbeats_button: ck-restore-heartbeats, partition_select: ck-partition-select,
 broker_select: ck-broker-select, move_button: ck-move-coordinator, stall_button:
 ck-stall-replica, unstall_button: ck-resume-replica, fail_load_button: ck-fail-load,
-refresh_button: ck-refresh, auto_refresh_toggle: ck-auto-refresh, status: ck-status, message:
+refresh_button: ck-refresh, auto_refresh_toggle: ck-auto-refresh, no_rewind: ck-no-rewind,
+status: ck-status, message:
 ck-message, view: ck-cluster-view, clients_table: ck-clients-table, log_tail: ck-log-tail,
 tabs: ck-tabs (Cluster, Clients, Log), widget: ck-panel ck-live-panel.
 """
@@ -228,6 +229,8 @@ class LivePanel:
             layout=widgets.Layout(width="auto", height="26px", margin="1px 2px"))
         self.auto_refresh_toggle.add_class("ck-auto-refresh")
         # -- views ---------------------------------------------------------------------------
+        self.no_rewind = widgets.HTML(f"<i style='font-size:12px;color:#555'>{NO_REWIND}</i>")
+        self.no_rewind.add_class("ck-no-rewind")
         self.status = _html("ck-status")
         self.message = _html("ck-message")
         self.cluster_view = ClusterView(width=width)
@@ -250,9 +253,7 @@ class LivePanel:
             _row([self.partition_select, self.broker_select, self.move_button,
                   self.stall_button, self.unstall_button, self.fail_load_button],
                  "coordinator"),
-            _row([self.refresh_button, self.auto_refresh_toggle,
-                  widgets.HTML(f"<i style='font-size:12px;color:#555'>{NO_REWIND}</i>")],
-                 "view"),
+            _row([self.refresh_button, self.auto_refresh_toggle, self.no_rewind], "view"),
             self.message, self.tabs,
         ], layout=widgets.Layout(width="100%", max_width="968px"))
         self.widget.add_class("ck-panel")
@@ -436,9 +437,11 @@ class LivePanel:
         drawn (None when the server has stopped: the last picture stays)."""
         with self._lock:
             if not self.server.running:
-                self.status.value = (self.status.value.split("<br>")[0].replace(
-                    "<b>live</b>", "<b>stopped</b>") + "<br>the server has stopped: this is "
-                    "its last picture")
+                if "<b>live</b>" in self.status.value:
+                    self.status.value = (self.status.value.replace("<b>live</b>",
+                                                                   "<b>stopped</b>")
+                                         + "<br>the server has stopped: this is its last "
+                                           "picture")
                 return None
             snap, facts = live_snapshot(self.server, self.group_id, self.processes.values())
             new_lines = self.server.call(self._new_log_lines)
@@ -454,8 +457,7 @@ class LivePanel:
                 f"<b>live</b> · t = {snap.now_ms:,} ms since the server started · "
                 f"{html.escape(facts['group_line'])} · coordinator: broker {coordinator} "
                 f"(__consumer_offsets-{facts['partition']}) · "
-                f"{len(facts['clients'])} clients connected<br>"
-                f"<span style='color:#555'>{NO_REWIND}</span>")
+                f"{len(facts['clients'])} clients connected")
             self.cluster_view.show_snapshot(snap)
             self.clients_table.value = self._clients_html(facts)
             self.log_tail.value = ("<pre style=\"font-size:11px; white-space:pre-wrap\">"
@@ -533,6 +535,8 @@ class LivePanel:
                     self.last_error = exc
                     if not self.server.running:
                         break
+            if not self.server.running:
+                self.refresh()  # says so in the status line
             self._set_toggle(False)
         self._auto = threading.Thread(target=run, name="live panel refresh", daemon=True)
         self._auto.start()
@@ -558,8 +562,10 @@ class LivePanel:
             self._toggling = False
 
     def close(self) -> None:
-        """Stop refreshing (the processes and the server are the caller's to stop)."""
+        """Stop refreshing (the processes and the server are the caller's to stop); once the
+        server has stopped, the status line says so."""
         self.stop_auto_refresh()
+        self.refresh()
 
     # -- display -----------------------------------------------------------------------------
 
