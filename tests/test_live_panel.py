@@ -181,3 +181,33 @@ def test_crash_button_kills_and_the_session_timeout_expels(live):
     panel.crash_button.click()
     assert "kp-a is not running" in str(panel.last_error)
     assert "ck-error" in panel.message._dom_classes
+
+
+def test_replica_and_load_buttons_act_on_the_cluster(live):
+    """Stall replica: the broker's replica of a `__consumer_offsets` partition stops fetching
+    (drawn "stalled"), and fetches again on Resume replica; Fail next load arms the broker's
+    loader. A partition other than the group's, so the group is left alone."""
+    server, procs, panel, _log = live
+    panel.refresh()
+    other = next(p for p in panel.facts["partitions"] if p != panel.facts["partition"])
+    panel.partition_select.value = other
+    leader, isr = panel.facts["isr"][other]
+    follower = panel.broker_select.value
+    assert follower != leader and follower in isr
+    panel.stall_button.click()
+    assert panel.last_error is None, panel.last_error
+    replica = next(r for p in panel.snapshot.partitions if p.partition == other
+                   for r in p.replicas if r.broker_id == follower)
+    assert not replica.fetching
+    assert 'data-fetching="false"' in panel.cluster_view.svg  # drawn "stalled"
+    panel.unstall_button.click()
+    replica = next(r for p in panel.snapshot.partitions if p.partition == other
+                   for r in p.replicas if r.broker_id == follower)
+    assert replica.fetching
+    panel.fail_load_button.click()
+    assert panel.last_error is None, panel.last_error
+    assert f"fail the next load of __consumer_offsets-{other} on broker {follower}" in \
+        panel.message.value
+    # a partition that does not exist: refused with the cluster's message, nothing raised
+    assert not panel.stall_replica(99, follower)
+    assert "no partition __consumer_offsets-99" in str(panel.last_error)
