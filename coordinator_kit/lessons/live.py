@@ -1,11 +1,12 @@
 """Notebook 08, your own consumers: a live server, real Kafka clients against it, and the checks
 of the notebook's two exercises.
 
-`start_session()` starts a `LiveServer` (`coordinator_kit.live`) on free ports of 127.0.0.1,
-writing the brokers' log (Kafka's log4j layout) to a file in a fresh temporary folder; the
-session starts real consumers as child processes (two kafka-python, one confluent-kafka, i.e.
-librdkafka), shows them in a `LivePanel`, crashes one, measures when the coordinator removes it,
-reads the log back with the kit's parser, and describes the group the way
+`start_session()` starts a `LiveServer` (`coordinator_kit.live`) on free ports of 127.0.0.1
+through `coordinator_kit.live.session.LiveSession`, which writes the brokers' log to a file,
+starts real consumers as child processes (here two kafka-python, one confluent-kafka, i.e.
+librdkafka), shows them in a `LivePanel`, crashes one, measures when the coordinator removes it
+and reads the log back with the kit's parser; this module adds the lesson's settings, the tables
+the notebook prints, and `describe_group`, which describes the group the way
 `kafka-consumer-groups --describe` does, with kafka-python's `KafkaAdminClient`.
 
 Real clients run on the wall clock, so their timings and member ids differ from run to run.
@@ -15,7 +16,7 @@ its client id), the group's state and member count, the order of the coordinator
 whether the removal came within the window Kafka's session timer allows.
 
 Every process and the server have time limits (`LIFETIME_S`): the consumers exit by themselves,
-and a timer closes the session; `LiveSession.close()` (the notebook's last cell) stops all now.
+and a timer closes the session; `close()` (the notebook's last cell) stops all now.
 
 The exercises' checks need no server: the answers follow from Kafka's rules.
 
@@ -30,31 +31,20 @@ The exercises' checks need no server: the answers follow from Kafka's rules.
 
 from __future__ import annotations
 
-import logging
-import re
-import shutil
-import tempfile
-import threading
-import time
 from collections.abc import Iterable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from ..assignors import Subscription, get_assignor
 from ..feedback import Feedback, not_answered
-from ..live.processes import ConsumerProcess
-from ..live.server import LiveServer
-from ..logs.layout import format_timestamp
-from ..logs.parse import ParseCounts, parse_lines
+from ..live.session import LiveSession, Removal, quiet_loggers
 from .heartbeats import Table, unanswered
 
 __all__ = [
     "GROUP", "TOPIC", "PARTITIONS", "SESSION_TIMEOUT_MS", "HEARTBEAT_INTERVAL_MS",
     "INITIAL_REBALANCE_DELAY_MS", "CONSUMERS", "CRASHED", "LIFETIME_S",
-    "LiveSession", "Removal", "GroupDescription", "start_session", "describe_group",
+    "LessonSession", "LiveSession", "Removal", "GroupDescription", "start_session",
+    "describe_group",
     "range_assignment",
     # exercises
     "EXERCISE_1_CRASHED", "check_survivors", "check_removal_window",
@@ -71,7 +61,6 @@ CONSUMERS: tuple[tuple[str, str], ...] = (("kp-1", "kafka-python"), ("kp-2", "ka
                                           ("rd-1", "confluent-kafka"))
 CRASHED = "kp-2"
 LIFETIME_S = 600.0  # every process, and the server, stop by themselves after this
-_TIMING_SLACK_MS = 300  # a client's heartbeat can leave a little after its interval
 
 
 def range_assignment(members: Iterable[str], partitions: int = PARTITIONS,
@@ -88,118 +77,31 @@ def range_assignment(members: Iterable[str], partitions: int = PARTITIONS,
 # The session: a server, its consumers, its panels
 
 
-@dataclass(frozen=True)
-class Removal:
-    """A crashed member's removal, in the server's virtual ms (level with the wall clock)."""
-
-    client: str
-    crashed_at_ms: int
-    removed_at_ms: int
-    session_timeout_ms: int
-    heartbeat_interval_ms: int
-
-    @property
-    def after_ms(self) -> int:
-        return self.removed_at_ms - self.crashed_at_ms
-
-    @property
-    def within_window(self) -> bool:
-        """Removed no earlier than `session.timeout.ms` minus one heartbeat interval and no
-        later than `session.timeout.ms` after the crash (with a little slack for a real
-        client's heartbeat thread, which sends a few ms after its interval)."""
-        low = self.session_timeout_ms - self.heartbeat_interval_ms - _TIMING_SLACK_MS
-        return low <= self.after_ms <= self.session_timeout_ms + _TIMING_SLACK_MS
-
-    def __repr__(self) -> str:
-        return (f"{self.client} was removed {self.after_ms:,} ms after the crash "
-                f"(session.timeout.ms={self.session_timeout_ms:,}, heartbeat.interval.ms="
-                f"{self.heartbeat_interval_ms:,})")
-
-
-class LiveSession:
-    """A live server with the notebook's consumers; see the module docstring."""
+class LessonSession(LiveSession):
+    """The notebook's session (`coordinator_kit.live.session.LiveSession` with the lesson's
+    group, topic and timeouts), whose answers are tables that print the same on every run."""
 
     def __init__(self, *, lifetime_s: float = LIFETIME_S, seed: int = 0,
                  produce_rate_per_s: float = 5.0) -> None:
-        if lifetime_s <= 0:
-            raise ValueError(f"lifetime_s must be > 0 (seconds before everything stops), got "
-                             f"{lifetime_s!r}")
-        self.lifetime_s = lifetime_s
-        self.folder = Path(tempfile.mkdtemp(prefix="coordinator-kit-live-"))
-        self.log_path = self.folder / "server.log"
-        self._log = open(self.log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        self.server = LiveServer(
-            port=0, topics={TOPIC: PARTITIONS}, seed=seed, log=self._log,
-            produce_rate_per_s=produce_rate_per_s,
-            group_config={"group.initial.rebalance.delay.ms": INITIAL_REBALANCE_DELAY_MS})
-        self.server.start()
-        self.consumers: dict[str, ConsumerProcess] = {}
-        self.panels: list[Any] = []
-        self.crashed_at: dict[str, int] = {}
-        self.closed = False
-        self._limit = threading.Timer(lifetime_s, self.close)
-        self._limit.daemon = True
-        self._limit.start()
-
-    # -- naming ---------------------------------------------------------------------------------
-
-    @property
-    def bootstrap(self) -> str:
-        """`bootstrap.servers` for a client of your own (e.g. in a terminal)."""
-        return self.server.bootstrap
-
-    def now_ms(self) -> int:
-        return self.server.call(lambda: self.server.cluster.scheduler.now)
-
-    def __repr__(self) -> str:
-        state = "stopped" if self.closed else "running"
-        return (f"LiveSession({len(self.server.cluster.brokers)} brokers on 127.0.0.1, topic "
-                f"{TOPIC!r} with {PARTITIONS} partitions, {len(self.consumers)} consumer "
-                f"processes, {state})")
-
-    # -- consumers ------------------------------------------------------------------------------
+        super().__init__(group=GROUP, topic=TOPIC, partitions=PARTITIONS,
+                         session_timeout_ms=SESSION_TIMEOUT_MS,
+                         heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+                         initial_rebalance_delay_ms=INITIAL_REBALANCE_DELAY_MS,
+                         lifetime_s=lifetime_s, seed=seed, produce_rate_per_s=produce_rate_per_s)
 
     def start_consumers(self, which: Sequence[tuple[str, str]] = CONSUMERS) -> Table:
-        """Start one consumer process per (client id, library) in `GROUP`."""
-        for client_id, library in which:
-            if client_id in self.consumers:
-                raise ValueError(f"{client_id} is already started; client ids: "
-                                 f"{sorted(self.consumers)}")
-            self.consumers[client_id] = ConsumerProcess(
-                self.bootstrap, client_id, group=GROUP, client=library, topics=TOPIC,
-                seconds=self.lifetime_s, session_timeout_ms=SESSION_TIMEOUT_MS,
-                heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS)
-            for panel in self.panels:
-                panel.add_process(self.consumers[client_id])
+        """Start one consumer process per (client id, library)."""
+        self.add_consumers(which)
         return Table([{"client id": c, "library": lib,
                        "settings": f"group.id={GROUP}, session.timeout.ms={SESSION_TIMEOUT_MS}, "
                                    f"heartbeat.interval.ms={HEARTBEAT_INTERVAL_MS}"}
                       for c, lib in which], title="started (each its own process)")
 
-    def group(self) -> dict[str, Any]:
-        """The group as its coordinator holds it now (`Cluster.group`)."""
-        return self.server.call(lambda: self.server.cluster.group(GROUP))
-
-    def assignments(self) -> dict[str, list[int]]:
-        """Partition numbers per live client, as each one's rebalance listener last heard."""
-        return {cid: [p for _t, p in proc.assignment]
-                for cid, proc in sorted(self.consumers.items()) if proc.alive}
-
     def wait_stable(self, members: int, timeout_s: float = 40.0) -> Table:
         """Wait until the group is Stable with `members` members and the live clients' own
         assignments cover every partition once; returns `assignment_table()`."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            g = self.group()
-            owned = sorted(p for ps in self.assignments().values() for p in ps)
-            if g["state"] == "Stable" and len(g["members"]) == members \
-                    and len(self.assignments()) == members and owned == list(range(PARTITIONS)):
-                return self.assignment_table()
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{GROUP} did not settle with {members} members in "
-                                   f"{timeout_s} s: the coordinator has {g}, the clients own "
-                                   f"{self.assignments()}")
-            time.sleep(0.1)
+        self.wait_settled(members, timeout_s)
+        return self.assignment_table()
 
     def assignment_table(self) -> Table:
         """Who owns what (stable from run to run: no member ids, no times)."""
@@ -208,157 +110,15 @@ class LiveSession:
                  "partitions": ps} for cid, ps in self.assignments().items()]
         return Table(rows, title=f"{GROUP}: {g['state']}, {len(g['members'])} members")
 
-    def wait_committed(self, timeout_s: float = 15.0) -> dict[tuple[str, int], int]:
-        """Wait until every partition has a committed offset (the clients auto-commit every
-        second; a partition that changed owner is committed by its new owner soon after)."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            committed = self.server.call(lambda: self.server.cluster.committed_offsets(GROUP))
-            if sorted(p for t, p in committed if t == TOPIC) == list(range(PARTITIONS)):
-                return committed
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{GROUP} has committed offsets for {sorted(committed)} "
-                                   f"only, after {timeout_s} s")
-            time.sleep(0.1)
-
-    def panel(self, **options: Any) -> Any:
-        """A `LivePanel` on this session's server and consumers, refreshing every second."""
-        from ..viz.live_panel import LivePanel
-
-        panel = LivePanel(self.server, group_id=GROUP, consumers=self.consumers.values(),
-                          max_s=self.lifetime_s, **options)
-        self.panels.append(panel)
-        return panel
-
-    # -- the crash ------------------------------------------------------------------------------
-
-    def crash(self, client_id: str = CRASHED) -> str:
-        """SIGKILL the consumer: it sends nothing more (no LeaveGroup, no commit)."""
-        proc = self.consumers.get(client_id)
-        if proc is None:
-            raise ValueError(f"no consumer {client_id!r}; started: {sorted(self.consumers)}")
-        if not proc.alive:
-            raise ValueError(f"{client_id} is not running")
-        proc.crash()
-        self.crashed_at[client_id] = self.now_ms()
-        return (f"{client_id} killed (SIGKILL, exit code {proc.proc.returncode}); the "
-                f"coordinator still counts {len(self.group()['members'])} members")
-
-    def removal(self, client_id: str = CRASHED, timeout_s: float = 30.0) -> Removal:
-        """Wait for the coordinator to remove the crashed member ("has failed") and the group
-        to settle without it; the removal's time comes from the coordinator's own event."""
-        if client_id not in self.crashed_at:
-            raise ValueError(f"{client_id} was not crashed by this session; crashed: "
-                             f"{sorted(self.crashed_at) or 'none'}")
-        self.wait_stable(sum(1 for p in self.consumers.values() if p.alive), timeout_s)
-
-        def when() -> int | None:
-            for e in self.server.cluster.trace.events:
-                if e.kind == "member_session_expired" and e.fields.get("group") == GROUP \
-                        and str(e.fields.get("member", "")).startswith(client_id + "-"):
-                    return e.ts
-            return None
-        removed = self.server.call(when)
-        if removed is None:
-            raise RuntimeError(f"{client_id} left {GROUP} without a session expiry: did it "
-                               f"close cleanly?")
-        return Removal(client_id, self.crashed_at[client_id], removed, SESSION_TIMEOUT_MS,
-                       HEARTBEAT_INTERVAL_MS)
-
-    # -- the log --------------------------------------------------------------------------------
-
-    def log_lines(self, contains: str = "", *, since_crash_of: str | None = None) -> list[str]:
-        """The server's log file as written (wall-clock times): the lines that contain
-        `contains`, from the crash of `since_crash_of` on if given."""
-        self._log.flush()
-        since = ""
-        if since_crash_of is not None:
-            since = "[" + format_timestamp(self.crashed_at[since_crash_of],
-                                           self.server.started_at) + "]"
-        return [line for line in self.log_path.read_text(encoding="utf-8").splitlines()
-                if contains in line and line[:len(since)] >= since]
-
-    def log_events(self) -> list[dict[str, Any]]:
-        """The log file read by the kit's parser (`logs.parse.parse_lines`, the semantics of
-        `logs parse`): one row per recognised event."""
-        counts = ParseCounts()
-        rows = [row for kind, row in parse_lines(self.log_lines(), self.log_path.name, counts)
-                if kind == "event"]
-        counts.check()
-        return rows
-
     def events_after_crash(self, client_id: str = CRASHED) -> Table:
-        """The group's coordinator events from the crash on, in order, with member ids cut to
-        their client ids and no times (so the table is the same on every run)."""
-        since = self.server.started_at + timedelta(milliseconds=self.crashed_at[client_id])
-        rows = [{"event": row["event"],
-                 # the leader who sends the assignment is whoever rejoined first: not shown
-                 "member": _client_of(row["member"]) if row["event"] != "assignment_received"
-                 else "(the leader)", "state": row["state"]}
-                for row in self.log_events()
-                if row["group"] == GROUP and row["ts"] is not None and row["ts"] >= since]
-        return Table(rows, title=f"{GROUP}'s coordinator after {client_id} was killed")
-
-    # -- the end --------------------------------------------------------------------------------
-
-    def close(self, keep_log: bool = False) -> str:
-        """Stop everything: the panels' refreshing, every consumer (a clean close: LeaveGroup),
-        the server; then delete the log's folder (unless `keep_log`)."""
-        if self.closed:
-            return "already stopped"
-        self.closed = True
-        self._limit.cancel()
-        for panel in self.panels:
-            panel.close()
-        stopped = 0
-        for proc in self.consumers.values():
-            if proc.alive:
-                proc.stop(timeout_s=10)
-                stopped += 1
-            proc.close()
-        deadline = time.monotonic() + 3
-        while self.server.running and time.monotonic() < deadline and self.server.call(
-                lambda: any(c.client_id in self.consumers for c in self.server.connections)):
-            time.sleep(0.05)  # their connections close: the server has nothing in flight
-        with _quiet("asyncio"):
-            self.server.stop()
-        for panel in self.panels:
-            panel.refresh()  # the status line says the server has stopped
-        self._log.close()
-        if not keep_log:
-            shutil.rmtree(self.folder, ignore_errors=True)
-        return (f"stopped {stopped} running consumer process"
-                f"{'es' if stopped != 1 else ''} ({len(self.consumers)} started) and the server")
+        """The group's coordinator events from the crash on (`events_since_crash`)."""
+        return Table(self.events_since_crash(client_id),
+                     title=f"{GROUP}'s coordinator after {client_id} was killed")
 
 
-def start_session(**options: Any) -> LiveSession:
-    """A live server on free ports of 127.0.0.1 (see `LiveSession`)."""
-    return LiveSession(**options)
-
-
-_MEMBER_ID = re.compile(r"^(.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-
-
-def _client_of(member_id: str | None) -> str | None:
-    """`kp-2-<uuid>` -> `kp-2` (Kafka's dynamic member id is the client id, "-", a UUID)."""
-    if member_id is None:
-        return None
-    m = _MEMBER_ID.match(member_id)
-    return m.group(1) if m else member_id
-
-
-@contextmanager
-def _quiet(*loggers: str) -> Any:
-    """Keep these loggers' records off stderr for a moment (the asyncio loop reports the
-    tasks still waiting on closed connections when the server's loop closes)."""
-    saved = [(logging.getLogger(n), logging.getLogger(n).level) for n in loggers]
-    for logger, _ in saved:
-        logger.setLevel(logging.CRITICAL + 1)
-    try:
-        yield
-    finally:
-        for logger, level in saved:
-            logger.setLevel(level)
+def start_session(**options: Any) -> LessonSession:
+    """A live server on free ports of 127.0.0.1 with the lesson's settings (`LessonSession`)."""
+    return LessonSession(**options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,7 +163,7 @@ def describe_group(bootstrap: str, group: str = GROUP, timeout_s: float = 15.0
     from kafka import KafkaAdminClient, TopicPartition
     from kafka.admin import OffsetSpec
 
-    with _quiet("kafka"):
+    with quiet_loggers("kafka"):
         admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
                                  client_id="kit-admin", request_timeout_ms=int(timeout_s * 1000))
         try:

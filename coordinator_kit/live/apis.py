@@ -368,8 +368,6 @@ class KafkaApis:
         return R(version=version, throttle_time_ms=0, groups=described)
 
     async def _describe(self, conn: Connection, version: int, R: Any, group_id: str) -> Any:
-        # authorized_operations (v3+) is a bit set in kafka-python's codec: None is encoded
-        # as {31}, Kafka's INT32_MIN, "not requested" (an int there fails to encode)
         D = R.DescribedGroup
         runtime = self.cluster.brokers[conn.broker_id].runtime
         tp = self._service(conn).partition_for(group_id)
