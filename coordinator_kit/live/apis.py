@@ -400,7 +400,7 @@ class KafkaApis:
         except Exception as exc:  # the runtime's own failures map as Kafka maps them
             error = handle_operation_exception(exc)
         return D(error_code=error.code, group_id=group_id, group_state="", protocol_type="",
-                 protocol_data="", members=[], authorized_operations=None)
+                 protocol_data="", members=[], authorized_operations=-2147483648)
 
     # -- data ---------------------------------------------------------------------------------
 
