@@ -26,8 +26,8 @@ __all__ = [
     # the whole cluster at one instant (coordinator_kit.viz.snapshot, .cluster_view)
     "cluster_snapshot", "ClusterSnapshot", "snapshot_changes", "cluster_svg", "cluster_html",
     "ClusterView",
-    # widgets (coordinator_kit.viz.panel)
-    "ControlPanel",
+    # widgets (coordinator_kit.viz.panel, .live_panel)
+    "ControlPanel", "LivePanel",
 ]
 
 _LAZY = {
@@ -38,6 +38,7 @@ _LAZY = {
     **{n: "snapshot" for n in ("cluster_snapshot", "ClusterSnapshot", "snapshot_changes")},
     **{n: "cluster_view" for n in ("cluster_svg", "cluster_html", "ClusterView")},
     "ControlPanel": "panel",
+    "LivePanel": "live_panel",
 }
 
 

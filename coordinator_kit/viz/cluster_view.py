@@ -574,6 +574,11 @@ def _card(svg: _Svg, snap: ClusterSnapshot, c: ConsumerView, changes: SnapshotCh
         svg.pill(right - pw, cy, label, PROCESS_COLOURS.get(c.process, MUTED))
         svg.close()
         right -= pw + 4
+    if c.software:  # a real client of a live server: which library it is
+        sw = _fit(c.software, 11, max(0.0, right - sx - 4))
+        svg.text(sx, cy, sw, 11, fill=MUTED, **{"class": "ck-software",
+                                                "data-software": c.software})
+        sx += text_width(sw, 11) + 6
     # what else is wrong with it, on the name line (as far as there is room)
     flags = list(c.status)
     if c.rejoin_needed and c.state == "STABLE":
@@ -654,6 +659,19 @@ def _answer_line(svg: _Svg, snap: ClusterSnapshot, c: ConsumerView, changes: Sna
                 + (f" (+{len(c.held) - 1} more)" if len(c.held) > 1 else ""))
         svg.open(**{"class": "ck-held", "data-api": h.api, "data-error": h.error})
         svg.text(x, y, _fit(text, 11, w), 11, fill="#7c3aed", bold=True)
+        svg.close()
+        return
+    if a is None and c.last_request is not None:
+        # a real client: the server keeps its last request, not the answer's error
+        r = c.last_request
+        svg.open(**{"class": "ck-last-request", "data-api": r.api, "data-at-ms": r.at_ms})
+        svg.text(x, y, "last request", 11, fill=MUTED)
+        lx = x + text_width("last request", 11) + 6
+        svg.text(lx, y, r.api, 12, bold=True)
+        lx += text_width(r.api, 12, True) + 5
+        where = "" if r.broker is None else f" to b{r.broker}"
+        svg.text(lx, y, _fit(f"{max(0, snap.now_ms - r.at_ms):,} ms ago{where}", 11, x + w - lx),
+                 11, fill=MUTED, title=f"at {r.at_ms:,} ms")
         svg.close()
         return
     if a is None:

@@ -37,6 +37,7 @@ from ..client.member import MemberState
 from ..cluster import CoordinatorAnswer, Lost, _arrived, _Exchange, _IN_LANE
 from ..group.config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from ..group.manager import heartbeat_key, join_key, sync_key
+from ..group.protocol import ConsumerProtocolAssignment
 from ..logs.layout import format_timestamp
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["ClusterSnapshot", "BrokerView", "ContextView", "PartitionView", "ReplicaView",
            "GroupView", "GroupMemberView", "ConsumerView", "TimerBar", "RequestView",
            "AnswerView", "SnapshotChanges", "cluster_snapshot", "snapshot_changes",
-           "REQUEST_PHASES"]
+           "coordinator_members", "REQUEST_PHASES"]
 
 # Where a request can be, in the order it goes.
 REQUEST_PHASES = ("to-broker", "at-coordinator", "returning", "lost")
@@ -152,6 +153,9 @@ class GroupMemberView:
     awaiting: str  # "join" (held at the join barrier), "sync", or ""
     session: TimerBar | None
     broker: int
+    # what the coordinator handed it in SyncGroup (its `ConsumerProtocolAssignment`), as
+    # "topic-partition" names; empty before the leader's assignment and for other protocols
+    assignment: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +227,11 @@ class ConsumerView:
     memberships: tuple[GroupMemberView, ...]  # as the coordinator(s) know it, with sessions
     last_answer: AnswerView | None
     held: tuple[AnswerView, ...]  # answers a pause holds back (handled when it ends)
+    # a real client of a live server (`coordinator_members`): its software (ApiVersions'
+    # client_software_name and version) and its last request (the server does not keep the
+    # answers' errors, so `error` is ""); empty for the simulation's consumers
+    software: str = ""
+    last_request: AnswerView | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +345,8 @@ def _group_view(cluster: Cluster, broker: int, partition: int, leader: bool, ctx
             m.member_id, m.client_id, m.group_instance_id, group.leader_id == m.member_id,
             False, "join" if m.is_awaiting_join else "sync" if m.is_awaiting_sync else "",
             _session_bar(timer, gid, m.member_id, NEW_MEMBER_JOIN_TIMEOUT_MS if m.is_new
-                         else m.session_timeout_ms, now), broker))
+                         else m.session_timeout_ms, now), broker,
+            _assigned(m.assignment) if group.protocol_type == "consumer" else ()))
     for mid in sorted(group.pending_join_members):
         client = _client_of(cluster, mid)
         total = cluster.consumers[client].config.session_timeout_ms \
@@ -362,6 +372,18 @@ def _group_view(cluster: Cluster, broker: int, partition: int, leader: bool, ctx
                      group.generation_id, group.protocol_type, group.protocol_name,
                      group.leader_id, None if leader_member is None else leader_member.client_id,
                      tuple(members), group.num_members_awaiting_join, rebalance)
+
+
+def _assigned(data: bytes) -> tuple[str, ...]:
+    """The partitions of a SyncGroup assignment (`ConsumerProtocolAssignment`), sorted by
+    topic and partition; () when there is none or it is not the consumer protocol's."""
+    if not data:
+        return ()
+    try:
+        parts = ConsumerProtocolAssignment.decode(data).assigned_partitions
+    except Exception:  # noqa: BLE001 - a foreign protocol's bytes: nothing to show
+        return ()
+    return tuple(str(tp) for tp in sorted(parts, key=lambda tp: (tp.topic, tp.partition)))
 
 
 def _session_bar(timer: Any, group_id: str, member_id: str, total: int, now: int
@@ -476,6 +498,56 @@ def _consumer_view(cluster: Cluster, c: Any, groups: tuple[GroupView, ...], now:
         tuple(str(tp) for tp in sorted(c.owned)), process, tuple(status), cut,
         c.drop_heartbeats, c.processing_ms, c.rejoin_needed, tuple(timers), memberships,
         _answer_view(c.last_answer), _held_answers(c))
+
+
+# -- members the cluster knows only as members ---------------------------------------------------
+
+
+# A member's state as its coordinator sees it, by the group's state (the client's own MemberState
+# is inside its process); a member held at the join barrier is rebalancing whatever the state.
+_STATE_SEEN = {"PreparingRebalance": "PREPARING_REBALANCE",
+               "CompletingRebalance": "COMPLETING_REBALANCE", "Stable": "STABLE"}
+
+
+def coordinator_members(snapshot: ClusterSnapshot, group_id: str | None = None
+                        ) -> tuple[ConsumerView, ...]:
+    """A `ConsumerView` for every member a coordinator holds that is none of the snapshot's
+    consumers: the real clients of a live server (`coordinator_kit.live`), which the cluster
+    knows only as members of its groups (`ClassicGroup.members`).
+
+    Everything comes from the group on its coordinator: the member's state as the coordinator
+    sees it (STABLE while the group is Stable; PREPARING_REBALANCE at the join barrier...), the
+    group's generation, the member id, the assignment the coordinator handed it in SyncGroup
+    (decoded `ConsumerProtocolAssignment`) and its session timer, with any old copy on a
+    broker that no longer leads the partition. The process is not known to the cluster: it
+    says "running", and a caller that knows better (the live panel) replaces `process` and
+    `status`. Members come sorted by group, then client id; two members with one client id
+    are told apart by their member ids. `group_id` keeps one group's."""
+    known_ids = {c.member_id for c in snapshot.consumers if c.member_id}
+    known_names = {c.name for c in snapshot.consumers}
+    rows: list[tuple[GroupView, GroupMemberView]] = []
+    for g in snapshot.groups:
+        if not g.coordinator or (group_id is not None and g.group_id != group_id):
+            continue
+        for m in g.members:
+            if m.pending or m.member_id in known_ids or m.client_id in known_names:
+                continue
+            rows.append((g, m))
+    rows.sort(key=lambda gm: (gm[0].group_id, gm[1].client_id, gm[1].member_id))
+    clients = [m.client_id for _, m in rows]
+    views = []
+    for g, m in rows:
+        name = m.client_id if clients.count(m.client_id) == 1 else \
+            f"{m.client_id} ({m.member_id[-_UUID_SUFFIX + 1:][:8]})"
+        state = "PREPARING_REBALANCE" if m.awaiting == "join" else \
+            _STATE_SEEN.get(g.state, "UNJOINED")
+        copies = tuple(x for other in snapshot.groups if other.group_id == g.group_id
+                       for x in other.members if x.member_id == m.member_id)
+        views.append(ConsumerView(
+            name, g.group_id, g.partition, state, g.generation, m.member_id, g.protocol,
+            g.broker, m.assignment, "running", (), False, False, 0, False, (), copies, None,
+            ()))
+    return tuple(views)
 
 
 # -- requests on the network --------------------------------------------------------------------
