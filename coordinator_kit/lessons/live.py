@@ -44,7 +44,7 @@ __all__ = [
     "GROUP", "TOPIC", "PARTITIONS", "SESSION_TIMEOUT_MS", "HEARTBEAT_INTERVAL_MS",
     "INITIAL_REBALANCE_DELAY_MS", "CONSUMERS", "CRASHED", "LIFETIME_S",
     "LessonSession", "LiveSession", "Removal", "GroupDescription", "start_session",
-    "describe_group",
+    "describe_group", "list_groups",
     "range_assignment",
     # exercises
     "EXERCISE_1_CRASHED", "check_survivors", "check_removal_window",
@@ -154,6 +154,26 @@ class GroupDescription:
         members = len({r["CONSUMER-ID"] for r in self.rows if r["CONSUMER-ID"] != "-"})
         return Table(rows, title=f"{self.group}: {self.state}, {members} members, "
                                  f"protocol {self.protocol}")
+
+
+def list_groups(bootstrap: str, timeout_s: float = 15.0) -> Table:
+    """Every group, as `kafka-consumer-groups --list --state` prints them: kafka-python's
+    `KafkaAdminClient.list_groups` sends ListGroups to every broker (each answers for the
+    coordinator partitions it leads) and merges the answers."""
+    from kafka import KafkaAdminClient
+
+    with quiet_loggers("kafka"):
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap.split(","),
+                                 client_id="kit-admin", request_timeout_ms=int(timeout_s * 1000))
+        try:
+            groups = admin.list_groups()
+        finally:
+            admin.close()
+    rows = [{"GROUP": g["group_id"], "STATE": g["group_state"], "TYPE": g["group_type"],
+             "PROTOCOL TYPE": g["protocol_type"]}
+            for g in sorted(groups, key=lambda g: g["group_id"])]
+    return Table(rows, columns=["GROUP", "STATE", "TYPE", "PROTOCOL TYPE"],
+                 title="kafka-consumer-groups --list --state")
 
 
 def describe_group(bootstrap: str, group: str = GROUP, timeout_s: float = 15.0
