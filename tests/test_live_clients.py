@@ -280,3 +280,30 @@ def test_librdkafka_with_the_consumer_protocol_kip848(server, consumers):
     assert "[GroupId g-kip848] Member" in text
     assert "joins the consumer group using the consumer protocol" in text
     assert server.call(lambda: server.cluster.committed_offsets("g-kip848")) != {}
+
+
+def test_admin_client_creates_topics_and_describes_the_cluster(server):
+    """CreateTopics with Kafka's per-topic errors (TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION,
+    INVALID_REPLICATION_FACTOR: ReplicationControlManager.createTopic) and DescribeCluster
+    (every broker's real listener); a created topic is a topic of the kit's cluster too."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import (InvalidReplicationFactorError, InvalidTopicError,
+                              TopicAlreadyExistsError)
+
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap, client_id="admin-topics")
+    try:
+        cluster = admin.describe_cluster()
+        assert [(b["broker_id"], b["port"]) for b in cluster["brokers"]] == \
+            [(b, server.port_of(b)) for b in range(3)]
+        created = admin.create_topics([NewTopic("audit", 3, 1)])
+        assert [(t["name"], t["error_code"], t["num_partitions"]) for t in created["topics"]] \
+            == [("audit", 0, 3)]
+        for topic, error in ((NewTopic("audit", 3, 1), TopicAlreadyExistsError),
+                             (NewTopic("bad name", 1, 1), InvalidTopicError),
+                             (NewTopic("wide", 1, 5), InvalidReplicationFactorError)):
+            with pytest.raises(error):
+                admin.create_topics([topic])
+    finally:
+        admin.close()
+    assert server.call(lambda: server.cluster.topics.get("audit")) == 3
+    assert server.call(lambda: "wide" in server.data.topics) is False

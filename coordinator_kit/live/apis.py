@@ -202,7 +202,8 @@ class KafkaApis:
             elif not request.validate_only:
                 self.server.create_topic(name, partitions, why="CreateTopics")
             results.append(R.CreatableTopicResult(
-                name=name, topic_id=topic_id(name), error_code=code, error_message=message,
+                name=name, topic_id=topic_id(name) if code == 0 else None,  # zero on failure
+                error_code=code, error_message=message,
                 num_partitions=partitions if code == 0 else -1,
                 replication_factor=rf if code == 0 else -1, configs=None))
         return R(version=version, throttle_time_ms=0, topics=results)
