@@ -384,3 +384,36 @@ def test_the_same_scenario_gives_the_same_log():
         c.run_for(60_000)
         return c.log_lines("DEBUG")
     assert run() == run()
+
+
+def test_the_parser_recognises_every_line_the_consumer_writes():
+    """The Java client's 4.x lines (logs.catalogue A-*), the multi-line "Reconciling
+    assignment" record included, read back by the kit's log parser with their columns."""
+    from coordinator_kit.logs.parse import parse_lines
+    c = cluster(trace_level="DEBUG")
+    a, b = add(c, "a"), add(c, "b")
+    c.run_for(15_000)
+    c.cut_off("a")
+    c.run_for(60_000)
+    c.cut_off("a", False)
+    c.slow_poll("b", 310_000)
+    c.run_for(320_000)
+    c.slow_poll("b", 100)
+    c.run_for(10_000)
+    c.leave("a")
+    c.run_for(5_000)
+    written = [line for line in c.log_lines("DEBUG") if "[Consumer clientId=" in line]
+    ids = {e.template_id for e in c.trace if e.source.startswith("client-") and e.message}
+    assert {"A-TRANSITION", "A-RECONCILING", "A-HB-UNKNOWN", "A-POLL-TIMEOUT",
+            "A-STALE-REJOIN", "A-RELEASE", "A-LEAVE-HB"} <= ids
+    rows = list(parse_lines("\n".join(written).split("\n"), "kit.log"))
+    assert [r["raw"] for kind, r in rows if kind != "event"] == []
+    events = [r for _, r in rows]
+    assert len(events) == len(written)
+    reconcile = next(r for r in events if r["event"] == "reconciliation_started")
+    assert reconcile["epoch"] == 0 and reconcile["raw"].count("\n\t") == 5
+    assert f"\tMember:                                    {a.member_id}" in reconcile["raw"]
+    joining = next(r for r in events if r["event"] == "member_state_changed")
+    assert (joining["member"], joining["state"], joining["epoch"]) == ("<no ID>", "JOINING", 0)
+    assert any(r["event"] == "heartbeat_failed_unknown_member" and r["member"] == a.member_id
+               for r in events)

@@ -209,7 +209,7 @@ class AsyncConsumer(Consumer):
                 if m.state is _STALE or m.poll_timer_expired:
                     self.log.log("A-STALE-REJOIN",
                                  ms=now - self.last_poll - self.config.max_poll_interval_ms,
-                                 member_id=m.member_id)
+                                 member_info=m.member_id)
                     m.maybe_rejoin_stale_member()
             self.last_poll = now
             m.on_consumer_poll()

@@ -192,7 +192,7 @@ class ConsumerMembershipManager:
         old = self.state
         if new is not old:
             MEMBER_STATES.check(old, new)
-        self._log("A-TRANSITION", member_id=self.member_id_for_log(), epoch=self.member_epoch,
+        self._log("A-TRANSITION", member_info=self.member_id_for_log(), epoch=self.member_epoch,
                       from_state=old.name, to_state=new.name)
         self.state = new
         if self._on_transition is not None:
@@ -277,7 +277,7 @@ class ConsumerMembershipManager:
     def on_heartbeat_failure(self) -> None:
         """`onHeartbeatFailure`: a leave heartbeat is sent once; its failure ends the leave."""
         if self.state is _UNSUB and self._maybe_complete_leave():
-            self._log("A-LEAVE-FAILED", member_id=self.member_id_for_log(),
+            self._log("A-LEAVE-FAILED", member_info=self.member_id_for_log(),
                           epoch=self.member_epoch)
 
     def _maybe_complete_leave(self) -> bool:
@@ -306,23 +306,23 @@ class ConsumerMembershipManager:
             if self.target_reconciled():
                 self.transition_to(_STABLE)
             else:
-                self._log("A-ACK-RECONCILE", member_id=self.member_id_for_log(),
+                self._log("A-ACK-RECONCILE", member_info=self.member_id_for_log(),
                               epoch=self.member_epoch)
                 self.transition_to(_REC)
                 self.maybe_reconcile()
         elif state is _LEAVING:
             if self.poll_timer_expired:
-                self._log("A-STALE-LEAVE", member_id=self.member_id_for_log(),
+                self._log("A-STALE-LEAVE", member_info=self.member_id_for_log(),
                               epoch=self.member_epoch)
                 self._transition_to_stale()
             else:
-                self._log("A-LEAVE-HB", member_id=self.member_id_for_log(),
+                self._log("A-LEAVE-HB", member_info=self.member_id_for_log(),
                               epoch=self.member_epoch)
                 self.transition_to(_UNSUB)
 
     def on_heartbeat_request_skipped(self) -> None:
         if self.state is _LEAVING:
-            self._log("A-LEAVE-SKIPPED", member_id=self.member_id_for_log(),
+            self._log("A-LEAVE-SKIPPED", member_info=self.member_id_for_log(),
                           epoch=self.member_epoch, state=_UNSUB.name)
             self.transition_to(_UNSUB)
             self._maybe_complete_leave()
@@ -332,25 +332,25 @@ class ConsumerMembershipManager:
     def transition_to_fenced(self) -> None:
         state = self.state
         if state is _PREP:
-            self._log("A-FENCED-PREPARE-LEAVING", member_id=self.member_id_for_log(),
+            self._log("A-FENCED-PREPARE-LEAVING", member_info=self.member_id_for_log(),
                           epoch=self.member_epoch)
             self.transition_to_sending_leave_group(False)
             self.transition_to(_UNSUB)
             self._maybe_complete_leave()
             return
         if state is _LEAVING:
-            self._log("A-FENCED-LEAVING", member_id=self.member_id_for_log(),
+            self._log("A-FENCED-LEAVING", member_info=self.member_id_for_log(),
                           epoch=self.member_epoch)
             self.transition_to(_UNSUB)
             self._maybe_complete_leave()
             return
         if state is _UNSUB:
-            self._log("A-FENCED-LEFT", member_id=self.member_id_for_log(),
+            self._log("A-FENCED-LEFT", member_info=self.member_id_for_log(),
                           epoch=self.member_epoch)
             return
         self.transition_to(_FENCED)
         self.reset_epoch()
-        self._log("A-FENCED", member_id=self.member_id_for_log(), epoch=self.member_epoch,
+        self._log("A-FENCED", member_info=self.member_id_for_log(), epoch=self.member_epoch,
                       state=_FENCED.name)
 
         def released() -> None:
@@ -364,7 +364,7 @@ class ConsumerMembershipManager:
     def transition_to_fatal(self) -> None:
         previous = self.state
         self.transition_to(_FATAL)
-        self._log("A-FATAL", member_id=self.member_id_for_log(), epoch=self.member_epoch)
+        self._log("A-FATAL", member_info=self.member_id_for_log(), epoch=self.member_epoch)
         if previous is _UNSUB:
             return
         if previous is _LEAVING or previous is _PREP:
@@ -388,7 +388,7 @@ class ConsumerMembershipManager:
                 self.transition_to(_UNSUB)
             return
         if self.is_leaving_group():
-            self._log("A-LEAVE-IN-PROGRESS", member_id=self.member_id_for_log())
+            self._log("A-LEAVE-IN-PROGRESS", member_info=self.member_id_for_log())
             return
         self.transition_to(_PREP)
         self.leave_in_progress = True
@@ -403,18 +403,18 @@ class ConsumerMembershipManager:
                     self.host.lose(dropped)
 
         def released() -> None:
-            self._log("A-RELEASED", member_id=self.member_id_for_log())
+            self._log("A-RELEASED", member_info=self.member_id_for_log())
             self.clear_assignment()
             self.transition_to_sending_leave_group(False)
         self.host.run_callbacks(release, released)
 
     def transition_to_sending_leave_group(self, due_to_expired_poll_timer: bool) -> None:
         if self.state is _FATAL:
-            self._log("A-LEAVE-FATAL", member_id=self.member_id_for_log(),
+            self._log("A-LEAVE-FATAL", member_info=self.member_id_for_log(),
                           epoch=self.member_epoch)
             return
         if self.state is _UNSUB:
-            self._log("A-LEAVE-ALREADY-OUT", member_id=self.member_id_for_log())
+            self._log("A-LEAVE-ALREADY-OUT", member_info=self.member_id_for_log())
             return
         if due_to_expired_poll_timer:
             self.poll_timer_expired = True
@@ -431,7 +431,7 @@ class ConsumerMembershipManager:
         def released() -> None:
             self.clear_assignment()
             self.stale_release_done = True
-            self._log("A-STALE-RELEASED", member_id=self.member_id_for_log(),
+            self._log("A-STALE-RELEASED", member_info=self.member_id_for_log(),
                           state=_STALE.name)
         self.host.run_callbacks(lambda: self.host.lose(set(self.host.owned)), released)
 
@@ -439,7 +439,7 @@ class ConsumerMembershipManager:
         """`maybeRejoinStaleMember`: poll() again after the poll timer expired."""
         self.poll_timer_expired = False
         if self.state is _STALE:
-            self._log("A-STALE-REJOIN-DEBUG", member_id=self.member_id_for_log())
+            self._log("A-STALE-REJOIN-DEBUG", member_info=self.member_id_for_log())
             self.transition_to_joining()
 
     # -- reconciliation ------------------------------------------------------------------------
@@ -467,7 +467,7 @@ class ConsumerMembershipManager:
         added = assigned - owned
         revoked = owned - assigned
         self._log("A-RECONCILING", epoch=target.local_epoch,
-                      member_id=self.member_id_for_log(), assigned=tp_list(assigned),
+                      member_info=self.member_id_for_log(), assigned=tp_list(assigned),
                       owned=tp_list(owned), added=tp_list(added), revoked=tp_list(revoked))
 
         def committed(error: str | None) -> None:

@@ -12,6 +12,7 @@ parser can match the body whatever the broker id.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 __all__ = ["LogTemplate", "TEMPLATES", "template", "LOGGERS", "PREFIXES"]
@@ -63,6 +64,10 @@ class LogTemplate:
     prefix: str
     text: str
     source: str = "broker"
+    # The lines a multi-line message goes on with (Java's "...\n\tMember: {}\n..."), written
+    # under the record's line like the lines of a stack trace, so the line itself ends with
+    # the logger as every log4j line does and a parser attaches them to it as continuations.
+    more: str = ""
 
     def render(self, fields: dict[str, object]) -> str:
         """The message body (without prefix) with `fields` filled in."""
@@ -719,7 +724,7 @@ _NETWORK_ENTRIES = [
 # AsyncKafkaConsumer's background thread), 4.x wording: ConsumerMembershipManager
 # (AbstractMembershipManager's lines log under it), ConsumerHeartbeatRequestManager
 # (AbstractHeartbeatRequestManager's, through getClass()), CommitRequestManager and
-# CoordinatorRequestManager. `{member_id}` is memberIdInfoForLog ("<no ID>" before the first
+# CoordinatorRequestManager. `{member_info}` is memberIdInfoForLog ("<no ID>" before the first
 # answer); the rebalance listener's lines are the classic J-ASSIGNED / J-REVOKE / J-LOST.
 LOGGERS.update({
     "membership": "org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager",
@@ -743,21 +748,22 @@ _ASYNC_CLIENT_ENTRIES = [
        "Group coordinator {node} is unavailable or invalid due to cause: {cause}. "
        "Rediscovery will be attempted.", "coordinator_manager"),
     _a("A-TRANSITION", "member_state_changed", "INFO",
-       "Member {member_id} with epoch {epoch} transitioned from {from_state} to {to_state}."),
-    _a("A-RECONCILING", "reconciliation_started", "INFO",
-       "Reconciling assignment with local epoch {epoch}\n"
-       "\tMember:                                    {member_id}\n"
-       "\tAssigned partitions:                       {assigned}\n"
-       "\tCurrent owned partitions:                  {owned}\n"
-       "\tAdded partitions (assigned - owned):       {added}\n"
-       "\tRevoked partitions (owned - assigned):     {revoked}\n"),
+       "Member {member_info} with epoch {epoch} transitioned from {from_state} to {to_state}."),
+    dataclasses.replace(
+        _a("A-RECONCILING", "reconciliation_started", "INFO",
+           "Reconciling assignment with local epoch {epoch}"),
+        more=("\n\tMember:                                    {member_info}"
+              "\n\tAssigned partitions:                       {assigned}"
+              "\n\tCurrent owned partitions:                  {owned}"
+              "\n\tAdded partitions (assigned - owned):       {added}"
+              "\n\tRevoked partitions (owned - assigned):     {revoked}")),
     _a("A-RECONCILE-ABORTED", "reconciliation_aborted", "INFO",
        "Interrupting reconciliation that is not relevant anymore because {reason}"),
     _a("A-COMMIT-BEFORE-FAILED", "reconciliation_commit_failed", "ERROR",
        "Auto-commit request before reconciling new assignment failed. Will proceed with the "
        "reconciliation anyway."),
     _a("A-ACK-RECONCILE", "member_reconcile_again", "DEBUG",
-       "Member {member_id} with epoch {epoch} transitioned to RECONCILING after a heartbeat was "
+       "Member {member_info} with epoch {epoch} transitioned to RECONCILING after a heartbeat was "
        "sent to ack a previous reconciliation. New assignments are ready to be reconciled."),
     _a("A-ASSIGNMENT-IGNORED", "assignment_ignored", "DEBUG",
        "Ignoring new assignment {assignment} received from server because member is in {state} "
@@ -772,26 +778,26 @@ _ASYNC_CLIENT_ENTRIES = [
        "Member {member} with epoch {epoch} received a successful response to the heartbeat to "
        "leave the group and completed the leave operation. "),
     _a("A-LEAVE-FAILED", "left_group", "WARN",
-       "Member {member_id} with epoch {epoch} received a failed response to the heartbeat to "
+       "Member {member_info} with epoch {epoch} received a failed response to the heartbeat to "
        "leave the group and completed the leave operation. "),
     _a("A-FENCED", "member_fenced_client", "DEBUG",
-       "Member {member_id} with epoch {epoch} transitioned to {state} state. It will release "
+       "Member {member_info} with epoch {epoch} transitioned to {state} state. It will release "
        "its assignment and rejoin the group."),
     _a("A-FENCED-PREPARE-LEAVING", "member_fenced_client", "INFO",
-       "Member {member_id} with epoch {epoch} got fenced but it is already preparing to leave "
+       "Member {member_info} with epoch {epoch} got fenced but it is already preparing to leave "
        "the group, so it will stop sending heartbeat and won't attempt to send the leave "
        "request or rejoin."),
     _a("A-FENCED-LEAVING", "member_fenced_client", "DEBUG",
-       "Member {member_id} with epoch {epoch} got fenced before sending leave group heartbeat. "
+       "Member {member_info} with epoch {epoch} got fenced before sending leave group heartbeat. "
        "It will not send the leave request and won't attempt to rejoin."),
     _a("A-FENCED-LEFT", "member_fenced_client", "DEBUG",
-       "Member {member_id} with epoch {epoch} got fenced but it already left the group, so it "
+       "Member {member_info} with epoch {epoch} got fenced but it already left the group, so it "
        "won't attempt to rejoin."),
     _a("A-FENCED-STATE-CHANGED", "member_fenced_client", "DEBUG",
        "Fenced member onPartitionsLost callback completed but the state has already changed to "
        "{state}, so the member won't rejoin the group"),
     _a("A-FATAL", "member_fatal", "ERROR",
-       "Member {member_id} with epoch {epoch} transitioned to fatal state"),
+       "Member {member_info} with epoch {epoch} transitioned to fatal state"),
     _a("A-JOIN-FATAL", "join_skipped", "WARN",
        "No action taken to join the group with the updated subscription because the member is "
        "in FATAL state"),
@@ -799,31 +805,31 @@ _ASYNC_CLIENT_ENTRIES = [
        "Member {member} is triggering callbacks to release assignment {partitions} and leave "
        "group"),
     _a("A-RELEASED", "leave_callbacks_done", "INFO",
-       "Member {member_id} completed callback to release assignment. It will proceed to clear "
+       "Member {member_info} completed callback to release assignment. It will proceed to clear "
        "its assignment and send a leave group heartbeat"),
     _a("A-LEAVE-IN-PROGRESS", "leave_started", "DEBUG",
-       "Leave group operation already in progress for member {member_id}"),
+       "Leave group operation already in progress for member {member_info}"),
     _a("A-LEAVE-FATAL", "leave_skipped", "WARN",
-       "Member {member_id} with epoch {epoch} won't send leave group request because it is in "
+       "Member {member_info} with epoch {epoch} won't send leave group request because it is in "
        "FATAL state"),
     _a("A-LEAVE-ALREADY-OUT", "leave_skipped", "WARN",
-       "Member {member_id} won't send leave group request because it is already out of the "
+       "Member {member_info} won't send leave group request because it is already out of the "
        "group."),
     _a("A-LEAVE-HB", "leave_sent", "DEBUG",
-       "Member {member_id} with epoch {epoch} generated the heartbeat to leave the group."),
+       "Member {member_info} with epoch {epoch} generated the heartbeat to leave the group."),
     _a("A-LEAVE-SKIPPED", "leave_skipped", "WARN",
        "Heartbeat to leave group cannot be sent (most probably due to coordinator not "
-       "known/available). Member {member_id} with epoch {epoch} will transition to {state}."),
+       "known/available). Member {member_info} with epoch {epoch} will transition to {state}."),
     _a("A-STALE-LEAVE", "leave_sent", "DEBUG",
-       "Member {member_id} with epoch {epoch} generated the heartbeat to leave due to expired "
+       "Member {member_info} with epoch {epoch} generated the heartbeat to leave due to expired "
        "poll timer. It will remain stale (no heartbeat) until it rejoins the group on the next "
        "consumer poll."),
     _a("A-STALE-RELEASED", "member_stale", "DEBUG",
-       "Member {member_id} sent leave group heartbeat and released its assignment. It will "
+       "Member {member_info} sent leave group heartbeat and released its assignment. It will "
        "remain in {state} state until the poll timer is reset, and it will then rejoin the "
        "group"),
     _a("A-STALE-REJOIN-DEBUG", "member_stale_rejoin", "DEBUG",
-       "Expired poll timer has been reset so stale member {member_id} will rejoin the group "
+       "Expired poll timer has been reset so stale member {member_info} will rejoin the group "
        "when it completes releasing its previous assignment."),
     # ConsumerHeartbeatRequestManager (AbstractHeartbeatRequestManager's lines, and logInfo's
     # "{message} in {backoff}ms: {errorMessage}")
@@ -835,7 +841,7 @@ _ASYNC_CLIENT_ENTRIES = [
        "batches returned in poll() with max.poll.records.", "heartbeat_manager"),
     _a("A-STALE-REJOIN", "member_stale_rejoin", "WARN",
        "Time between subsequent calls to poll() was longer than the configured "
-       "max.poll.interval.ms, exceeded approximately by {ms} ms. Member {member_id} will "
+       "max.poll.interval.ms, exceeded approximately by {ms} ms. Member {member_info} will "
        "rejoin the group now.", "heartbeat_manager"),
     _a("A-HB-OK", "heartbeat_succeeded", "DEBUG", _HB + " responded successfully: {response}",
        "heartbeat_manager"),
@@ -886,6 +892,10 @@ for _entry in (_ENTRIES + _GROUP_ENTRIES + _CLIENT_ENTRIES + _KAFKA_PYTHON_ENTRI
     if _entry.id in TEMPLATES:
         raise ValueError(f"duplicate log template id {_entry.id}")
     TEMPLATES[_entry.id] = _entry
+
+
+# ids of the templates with continuation lines (`LogTemplate.more`)
+CONTINUED: frozenset[str] = frozenset(t.id for t in TEMPLATES.values() if t.more)
 
 
 def template(template_id: str) -> LogTemplate:
