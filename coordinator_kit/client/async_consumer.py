@@ -205,15 +205,16 @@ class AsyncConsumer(Consumer):
             return
         m = self.membership
         if self.fatal is None and m.state is not _FATAL:
-            if now - self.last_poll > self.config.max_poll_interval_ms or m.state is _STALE:
-                if m.state is _STALE or m.poll_timer_expired:
-                    self.log.log("A-STALE-REJOIN",
-                                 ms=now - self.last_poll - self.config.max_poll_interval_ms,
-                                 member_info=m.member_id)
-                    m.maybe_rejoin_stale_member()
+            expired_by = now - self.last_poll - self.config.max_poll_interval_ms
             self.last_poll = now
             m.on_consumer_poll()
+            # the callbacks the background thread queued (a stale member's onPartitionsLost
+            # among them: it rejoins once its assignment is released)
             self._run_callbacks()
+            if m.state is _STALE or m.poll_timer_expired:
+                # the heartbeat manager's resetPollTimer
+                self.log.log("A-STALE-REJOIN", ms=expired_by, member_info=m.member_id)
+                m.maybe_rejoin_stale_member()
             if m.state is _RECONCILING:
                 m.maybe_reconcile()
             if self.coordinator is None:
