@@ -417,3 +417,22 @@ def test_the_parser_recognises_every_line_the_consumer_writes():
     assert (joining["member"], joining["state"], joining["epoch"]) == ("<no ID>", "JOINING", 0)
     assert any(r["event"] == "heartbeat_failed_unknown_member" and r["member"] == a.member_id
                for r in events)
+
+
+def test_the_live_member_diagram_draws_the_consumer_protocols_table():
+    from coordinator_kit.viz import live
+    c = cluster()
+    add(c, "a")
+    add(c, "b")
+    c.run_for(15_000)
+    c.cut_off("a")
+    c.run_for(60_000)
+    c.cut_off("a", False)
+    c.run_for(10_000)
+    dot = live.member_dot(c, "a", limit=None)
+    assert 'digraph "ConsumerMembershipManager"' in dot
+    assert "a (running): STABLE, epoch " in dot
+    moves = live.member_transitions(c.trace, "a")
+    assert [(m.old, m.new) for m in moves][:2] == [(S.UNSUBSCRIBED, S.JOINING),
+                                                    (S.JOINING, S.RECONCILING)]
+    assert (S.STABLE, S.FENCED) in [(m.old, m.new) for m in moves]
