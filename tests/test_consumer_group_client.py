@@ -334,6 +334,11 @@ def test_a_failed_load_is_retried_until_the_coordinator_is_loaded():
     c.fail_next_load(tp.partition, target)
     c.move_coordinator(tp.partition, target)
     c.run_for(20_000)
+    # the broker whose load failed answers NOT_COORDINATOR; the member looks the coordinator
+    # up again no sooner than retry.backoff.ms after the last answer (RequestState backoff)
+    retries = [line for line in lines(c, "a") if "is incorrect. Will attempt to find the "
+               "coordinator again and retry in" in line]
+    assert 20 < len(retries) <= 20_000 // 100 + 1
     c.move_coordinator("group-1")
     c.run_for(30_000)
     assert a.state is S.STABLE and a.owned == tps(*range(6)) and a.member_epoch == 1

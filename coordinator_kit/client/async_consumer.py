@@ -98,6 +98,8 @@ class AsyncConsumer(Consumer):
         self._callbacks_now = False
         self._names = {topic_id(name): name for name in cluster.topics}
         self.last_epoch_sent_on_commit: int | None = None
+        self._find_backoff_until = 0
+        self._find_attempts = 0
         self.membership.on_subscription_updated()  # subscribe(topics)
 
     # -- identity and views --------------------------------------------------------------------
@@ -257,10 +259,22 @@ class AsyncConsumer(Consumer):
 
     # -- coordinator (CoordinatorRequestManager) -----------------------------------------------
 
+    def _find_coordinator(self) -> None:
+        """FindCoordinator, unless one is in flight or its backoff has not passed since the
+        last answer (`CoordinatorRequestManager.poll`: `RequestState.canSendRequest`;
+        retry.backoff.ms after an answer, doubling after failures up to retry.backoff.max.ms)."""
+        if self.inflight.find or self.scheduler.now < self._find_backoff_until:
+            return
+        self.inflight.find = True
+        self.transport.find_coordinator(self, self.config.group_id, self._on_find)
+
     def _on_find(self, broker: int | None, error: Errors | None) -> None:
         if self._deferred(self._on_find, broker, error):
             return
         self.inflight.find = False
+        self._find_attempts = 0 if error is None else self._find_attempts + 1
+        self._find_backoff_until = self.scheduler.now + min(
+            self.config.retry_backoff_ms * 2 ** self._find_attempts, RETRY_BACKOFF_MAX_MS)
         if error is None and broker is not None:
             self.coordinator = broker
             self.log.log("A-DISCOVER", node=self.node())
