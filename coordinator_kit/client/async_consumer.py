@@ -31,9 +31,9 @@ from ..group.api import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatRe
                          PartitionData, TopicPartitions)
 from ..group.modern.topics import topic_id
 from ..topic import TopicPartition
-from .consumer import Consumer, _join_tps
+from .consumer import Consumer, ListenerCall, _join_tps
 from .member import Generation
-from .membership import ConsumerMembershipManager, LocalAssignment, MemberState, tp_list
+from .membership import ConsumerMembershipManager, LocalAssignment, MemberState
 
 __all__ = ["AsyncConsumer", "HEARTBEAT_REQUEST_NAME", "RETRY_BACKOFF_MAX_MS"]
 
@@ -43,7 +43,6 @@ RETRY_BACKOFF_MAX_MS = 1000
 # the OffsetCommit version the consumer group protocol needs (member epochs: v9+)
 OFFSET_COMMIT_VERSION = 9
 
-_STABLE = MemberState.STABLE
 _JOINING = MemberState.JOINING
 _LEAVING = MemberState.LEAVING
 _RECONCILING = MemberState.RECONCILING
@@ -167,7 +166,6 @@ class AsyncConsumer(Consumer):
         self.next_auto_commit = self.scheduler.now + self.config.auto_commit_interval_ms
 
     def _listener(self, callback: str, partitions: set[TopicPartition]) -> None:
-        from .consumer import ListenerCall
         self.listener_calls.append(ListenerCall(self.scheduler.now, callback,
                                                 tuple(sorted(partitions)), self.member_epoch))
 
@@ -685,5 +683,3 @@ def _response_string(r: ConsumerGroupHeartbeatResponse) -> str:
             f"memberEpoch={r.member_epoch}, heartbeatIntervalMs={r.heartbeat_interval_ms}, "
             f"assignment={assignment})")
 
-
-__all__ += ["tp_list"]
