@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any, Protocol
 
-from .logs.catalogue import LogTemplate, template
+from .logs.catalogue import CONTINUED, TEMPLATES, LogTemplate, template
 from .logs.layout import DEFAULT_START, format_log4j, level_number
 
 __all__ = ["Trace", "TraceEvent", "LogContext", "Clock"]
@@ -48,7 +48,10 @@ class TraceEvent:
         """The Kafka log4j line for this event, or None when Kafka logs nothing for it."""
         if self.message is None or self.logger is None:
             return None
-        return format_log4j(self.ts, self.level, self.message, self.logger, start)
+        line = format_log4j(self.ts, self.level, self.message, self.logger, start)
+        if self.template_id in CONTINUED:  # a multi-line message: its further lines
+            line += TEMPLATES[self.template_id].more.format(**self.fields)
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "ts": self.ts, "kind": self.kind, "source": self.source,

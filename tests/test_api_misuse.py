@@ -103,6 +103,8 @@ CONSUMER_FIELDS: dict[str, tuple[str, Any, Any]] = {
     "auto_offset_reset": ("auto.offset.reset", 0, "smallest"),
     "partition_assignment_strategy": ("partition.assignment.strategy", "range", ["round-robin"]),
     "client_style": ("client_style", 5, "scala"),
+    "group_protocol": ("group.protocol", 5, "kip848"),
+    "group_remote_assignor": ("group.remote.assignor", 5, "sticky"),
 }
 
 
@@ -260,7 +262,8 @@ def _wrong_for(field: str) -> st.SearchStrategy[Any]:
     """Values of a type the field does not take (a bool is not an int here)."""
     kind = {"group_id": str, "client_id": str, "group_instance_id": (str, type(None)),
             "enable_auto_commit": bool, "auto_offset_reset": str, "client_style": str,
-            "partition_assignment_strategy": (list, tuple)}.get(field, int)
+            "partition_assignment_strategy": (list, tuple), "group_protocol": str,
+            "group_remote_assignor": (str, type(None))}.get(field, int)
 
     def wrong(value: Any) -> bool:
         if kind is int:

@@ -19,6 +19,7 @@ from coordinator_kit.eras.zookeeper import CONNECTOR_STATES
 from coordinator_kit.group import CLASSIC_GROUP_STATES, ClassicGroupState
 from coordinator_kit.group.modern.consumer_group import CONSUMER_GROUP_STATES
 from coordinator_kit.group.modern.member import MEMBER_STATES as CONSUMER_GROUP_MEMBER_STATES
+from coordinator_kit.client.membership import MEMBER_STATES as CONSUMER_MEMBERSHIP_STATES
 from coordinator_kit.runtime import CONTEXT_STATES, CoordinatorState
 from coordinator_kit.viz.diagrams import DIAGRAMS, LAYOUTS, dot_quote, to_dot, wrap
 
@@ -35,7 +36,8 @@ def test_every_state_table_is_drawn():
                         "central_consumer": CONSUMER_STATES,
                         "zookeeper_consumer": CONNECTOR_STATES,
                         "consumer_group": CONSUMER_GROUP_STATES,
-                        "consumer_group_member": CONSUMER_GROUP_MEMBER_STATES}
+                        "consumer_group_member": CONSUMER_GROUP_MEMBER_STATES,
+                        "consumer_membership": CONSUMER_MEMBERSHIP_STATES}
 
 
 @pytest.mark.parametrize("name", sorted(DIAGRAMS))

@@ -4,6 +4,10 @@ Refused by name, like `ConsumerConfig`: an unknown key, a value of the wrong typ
 range (`retry.backoff.ms="100"`, `enable.auto.commit="no"`, a `group.instance.id` that Kafka's
 `JoinGroupRequest.validateGroupInstanceId` refuses), a heartbeat interval that is not below
 the session timeout, an unknown assignor, or assignors with no common rebalance protocol.
+With `group.protocol=consumer` (KIP-848) the classic-only settings Kafka 4's `ConsumerConfig`
+refuses (`CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS`: partition.assignment.strategy,
+heartbeat.interval.ms, session.timeout.ms) are refused with its message, and
+`group.remote.assignor` is refused with `group.protocol=classic`.
 The broker's own check (session timeout within group.min/max.session.timeout.ms ->
 INVALID_SESSION_TIMEOUT) happens when the consumer joins, as in Kafka.
 """
@@ -22,7 +26,8 @@ from ..kafka_config import (check_config_bool, check_config_int, check_config_st
 from ..topic import illegal_name_reason
 from .styles import CLIENT_STYLES
 
-__all__ = ["ConsumerConfig"]
+__all__ = ["ConsumerConfig", "CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS",
+           "CLASSIC_PROTOCOL_UNSUPPORTED_CONFIGS", "GROUP_PROTOCOLS"]
 
 _KEYS = {
     "group.id": "group_id",
@@ -38,7 +43,19 @@ _KEYS = {
     "auto.commit.interval.ms": "auto_commit_interval_ms",
     "auto.offset.reset": "auto_offset_reset",
     "partition.assignment.strategy": "partition_assignment_strategy",
+    "group.protocol": "group_protocol",
+    "group.remote.assignor": "group_remote_assignor",
 }
+
+# Kafka's ConsumerConfig.CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS (in its order) and
+# CLASSIC_PROTOCOL_UNSUPPORTED_CONFIGS: keys that may not be set with the other protocol.
+CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS = ("partition.assignment.strategy",
+                                         "heartbeat.interval.ms", "session.timeout.ms")
+CLASSIC_PROTOCOL_UNSUPPORTED_CONFIGS = ("group.remote.assignor",)
+GROUP_PROTOCOLS = ("classic", "consumer")
+# group.consumer.assignors on the broker (its default list): what group.remote.assignor names
+SERVER_ASSIGNOR_NAMES = ("uniform", "range")
+_DEFAULT_STRATEGY = ("range", "cooperative-sticky")
 
 # Kafka key -> (minimum, bits) of the numeric settings: INT is 32 bits, LONG 64, as in Kafka's
 # ConsumerConfig. The kit asks for at least 1 where Kafka allows 0 (a zero interval would spin).
@@ -68,16 +85,23 @@ class ConsumerConfig:
     auto_commit_interval_ms: int = 5000
     auto_offset_reset: str = "latest"
     partition_assignment_strategy: Sequence[str] = field(
-        default_factory=lambda: ("range", "cooperative-sticky"))
+        default_factory=lambda: _DEFAULT_STRATEGY)
     # Not a Kafka config: whose log lines the consumer writes, the Java client's ("java") or
     # kafka-python 2.x's ("kafka-python"); the behaviour is the Java client's either way
     # (coordinator_kit.client.styles).
     client_style: str = "java"
+    # group.protocol: "classic" (JoinGroup/SyncGroup, the default in Kafka 4.0) or "consumer"
+    # (KIP-848's ConsumerGroupHeartbeat, Java's AsyncKafkaConsumer); group.remote.assignor: the
+    # server-side assignor a "consumer" member asks for (None: the broker's default)
+    group_protocol: str = "classic"
+    group_remote_assignor: str | None = None
 
     def __post_init__(self) -> None:
         self._check_types()
         object.__setattr__(self, "partition_assignment_strategy",
                            tuple(self.partition_assignment_strategy))
+        object.__setattr__(self, "group_protocol", self.group_protocol.lower())
+        self._check_protocol_configs(self._set_keys())
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
             raise ValueError(f"heartbeat.interval.ms ({self.heartbeat_interval_ms}) must be "
                              f"lower than session.timeout.ms ({self.session_timeout_ms})")
@@ -125,9 +149,55 @@ class ConsumerConfig:
             if not isinstance(name, str):
                 raise config_error("partition.assignment.strategy", strategy,
                                    f"assignor {name!r} is not a name; {known}")
+        if not isinstance(self.group_protocol, str) \
+                or self.group_protocol.lower() not in GROUP_PROTOCOLS:
+            raise config_error("group.protocol", self.group_protocol,
+                               "String must be one of (case insensitive): CLASSIC, CONSUMER")
+        check_config_str("group.remote.assignor", self.group_remote_assignor, nullable=True)
+        remote = self.group_remote_assignor
+        if remote is not None and remote not in SERVER_ASSIGNOR_NAMES:
+            # the broker would answer UNSUPPORTED_ASSIGNOR (a fatal heartbeat error); the kit's
+            # brokers know Kafka's default group.consumer.assignors, so say it here
+            raise config_error("group.remote.assignor", remote,
+                               f"the brokers' server assignors (group.consumer.assignors) are "
+                               f"{', '.join(SERVER_ASSIGNOR_NAMES)}")
         if not isinstance(self.client_style, str) or self.client_style not in CLIENT_STYLES:
             raise ValueError(f"client_style must be one of {', '.join(CLIENT_STYLES)}, got "
                              f"{self.client_style!r}")
+        if self.group_protocol.lower() == "consumer" and self.client_style != "java":
+            raise ValueError(f"client_style={self.client_style!r} has no group.protocol="
+                             f"consumer: kafka-python speaks the classic protocol only; use "
+                             f"client_style='java' (the Java client's AsyncKafkaConsumer)")
+
+    def _set_keys(self) -> set[str]:
+        """The protocol-specific keys whose value is not Kafka's default (a dataclass cannot tell
+        a default passed explicitly from one left out; `of` and `from_properties` can)."""
+        out = set()
+        if tuple(self.partition_assignment_strategy) != _DEFAULT_STRATEGY:
+            out.add("partition.assignment.strategy")
+        if self.heartbeat_interval_ms != 3000:
+            out.add("heartbeat.interval.ms")
+        if self.session_timeout_ms != 45000:
+            out.add("session.timeout.ms")
+        if self.group_remote_assignor:
+            out.add("group.remote.assignor")
+        return out
+
+    def _check_protocol_configs(self, given: set[str]) -> None:
+        """`ConsumerConfig.checkUnsupportedConfigs`: Kafka's ConfigException message."""
+        if self.group_protocol == "consumer":
+            unsupported = CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS
+        else:
+            unsupported = CLASSIC_PROTOCOL_UNSUPPORTED_CONFIGS
+        invalid = [key for key in unsupported if key in given]
+        if invalid:
+            raise ValueError(f"{', '.join(invalid)} cannot be set when group.protocol="
+                             f"{self.group_protocol.upper()}")
+
+    @property
+    def consumer_protocol(self) -> bool:
+        """True for `group.protocol=consumer` (KIP-848)."""
+        return self.group_protocol == "consumer"
 
     def assignors(self) -> list[Any]:
         return [get_assignor(n) for n in self.partition_assignment_strategy]
@@ -147,11 +217,21 @@ class ConsumerConfig:
                 hint = f" (did you mean {close[0]}?)" if close else ""
             raise ValueError(f"unknown consumer setting {name!r}{hint}; known settings: "
                              f"{', '.join(sorted(known))}")
-        return cls(**kwargs)
+        return cls._checked(kwargs)
+
+    @classmethod
+    def _checked(cls, kwargs: dict[str, Any]) -> ConsumerConfig:
+        """Build, then refuse a protocol-specific key that was given at all (Kafka looks at the
+        originals: a default value passed explicitly is refused too)."""
+        config = cls(**kwargs)
+        by_attr = {attr: key for key, attr in _KEYS.items()}
+        config._check_protocol_configs({by_attr[k] for k, v in kwargs.items()
+                                        if k in by_attr and v is not None and v != ""})
+        return config
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> ConsumerConfig:
         kwargs = fields_from_properties(props, _KEYS, "consumer")
         if "group_id" not in kwargs:
             raise ValueError("group.id must be set for a consumer in a group")
-        return cls(**kwargs)
+        return cls._checked(kwargs)

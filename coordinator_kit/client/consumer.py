@@ -175,6 +175,16 @@ class _Inflight:
 
 
 class Consumer:
+    def __new__(cls, *args: Any, **kwargs: Any) -> Consumer:
+        """A `group.protocol=consumer` config makes an `AsyncConsumer` (KIP-848), as Kafka's
+        `KafkaConsumer` picks its delegate by group.protocol (`ConsumerDelegateCreator`).
+        (No arguments: `copy` making an instance to fill in.)"""
+        config = args[1] if len(args) > 1 else kwargs.get("config")
+        if cls is Consumer and getattr(config, "group_protocol", "classic") == "consumer":
+            from .async_consumer import AsyncConsumer
+            return super().__new__(AsyncConsumer)
+        return super().__new__(cls)
+
     def __init__(self, cluster: ClientHost, config: ConsumerConfig, topics: tuple[str, ...], *,
                  processing_ms: int = 100) -> None:
         """`cluster` is where the consumer runs (`transport.ClientHost`: a `Cluster`); its

@@ -138,13 +138,16 @@ class BrokerResponse:
     generation: int | None
     state: str | None
     member_valid: bool = False  # the request's member id (and instance id) were the group's
+    # a KIP-848 consumer group's member of the request's member id: its epoch when the handler
+    # started (None: no consumer group, or no such member)
+    member_epoch: int | None = None
 
 
 class _Watch:
     """What a response listener learns about one request (made only while someone listens)."""
 
     __slots__ = ("service", "api", "group_id", "request", "received_ms", "handled",
-                 "generation", "state", "member_valid")
+                 "generation", "state", "member_valid", "member_epoch")
 
     def __init__(self, service: GroupCoordinatorService, api: str, group_id: str,
                  request: Any) -> None:
@@ -157,6 +160,7 @@ class _Watch:
         self.generation: int | None = None
         self.state: str | None = None
         self.member_valid = False
+        self.member_epoch: int | None = None
 
     def wrap(self, op: Callable[..., Any]) -> Callable[..., Any]:
         def handler(shard: GroupCoordinatorShard, *args: Any) -> Any:
@@ -172,6 +176,13 @@ class _Watch:
                         self.member_valid = True
                     except KafkaError:
                         pass
+            elif shard.consumer_groups.has_groups:
+                modern = shard.consumer_groups.group(self.group_id)
+                member_id = getattr(self.request, "member_id", None)
+                member = None if modern is None or not member_id \
+                    else modern.members.get(member_id)
+                if member is not None:
+                    self.member_epoch = member.member_epoch
             return op(shard, *args)
         return handler
 
@@ -183,7 +194,8 @@ class _Watch:
         service = self.service
         sent = BrokerResponse(service.broker_id, self.api, self.group_id, self.request,
                               future.result(), self.received_ms, service.runtime.scheduler.now,
-                              self.handled, self.generation, self.state, self.member_valid)
+                              self.handled, self.generation, self.state, self.member_valid,
+                              self.member_epoch)
         for listener in list(service._response_listeners):
             listener(sent)
 

@@ -12,6 +12,7 @@ parser can match the body whatever the broker id.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 __all__ = ["LogTemplate", "TEMPLATES", "template", "LOGGERS", "PREFIXES"]
@@ -63,6 +64,10 @@ class LogTemplate:
     prefix: str
     text: str
     source: str = "broker"
+    # The lines a multi-line message goes on with (Java's "...\n\tMember: {}\n..."), written
+    # under the record's line like the lines of a stack trace, so the line itself ends with
+    # the logger as every log4j line does and a parser attaches them to it as continuations.
+    more: str = ""
 
     def render(self, fields: dict[str, object]) -> str:
         """The message body (without prefix) with `fields` filled in."""
@@ -715,12 +720,182 @@ _NETWORK_ENTRIES = [
        "socket_server", "Unexpected error from {desc}; closing connection"),
 ]
 
+# The Java consumer of the consumer group protocol (KIP-848, group.protocol=consumer:
+# AsyncKafkaConsumer's background thread), 4.x wording: ConsumerMembershipManager
+# (AbstractMembershipManager's lines log under it), ConsumerHeartbeatRequestManager
+# (AbstractHeartbeatRequestManager's, through getClass()), CommitRequestManager and
+# CoordinatorRequestManager. `{member_info}` is memberIdInfoForLog ("<no ID>" before the first
+# answer); the rebalance listener's lines are the classic J-ASSIGNED / J-REVOKE / J-LOST.
+LOGGERS.update({
+    "membership": "org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager",
+    "heartbeat_manager":
+        "org.apache.kafka.clients.consumer.internals.ConsumerHeartbeatRequestManager",
+    "commit_manager": "org.apache.kafka.clients.consumer.internals.CommitRequestManager",
+    "coordinator_manager":
+        "org.apache.kafka.clients.consumer.internals.CoordinatorRequestManager",
+})
+
+
+def _a(id: str, event: str, level: str, text: str, logger: str = "membership") -> LogTemplate:
+    return LogTemplate(id, event, LOGGERS[logger], level, PREFIXES["consumer"], text, "client")
+
+
+_HB = "ConsumerGroupHeartbeatRequest"
+_ASYNC_CLIENT_ENTRIES = [
+    _a("A-DISCOVER", "coordinator_discovered", "INFO", "Discovered group coordinator {node}",
+       "coordinator_manager"),
+    _a("A-COORD-LOST", "coordinator_lost", "INFO",
+       "Group coordinator {node} is unavailable or invalid due to cause: {cause}. "
+       "Rediscovery will be attempted.", "coordinator_manager"),
+    _a("A-TRANSITION", "member_state_changed", "INFO",
+       "Member {member_info} with epoch {epoch} transitioned from {from_state} to {to_state}."),
+    dataclasses.replace(
+        _a("A-RECONCILING", "reconciliation_started", "INFO",
+           "Reconciling assignment with local epoch {epoch}"),
+        more=("\n\tMember:                                    {member_info}"
+              "\n\tAssigned partitions:                       {assigned}"
+              "\n\tCurrent owned partitions:                  {owned}"
+              "\n\tAdded partitions (assigned - owned):       {added}"
+              "\n\tRevoked partitions (owned - assigned):     {revoked}")),
+    _a("A-RECONCILE-ABORTED", "reconciliation_aborted", "INFO",
+       "Interrupting reconciliation that is not relevant anymore because {reason}"),
+    _a("A-COMMIT-BEFORE-FAILED", "reconciliation_commit_failed", "ERROR",
+       "Auto-commit request before reconciling new assignment failed. Will proceed with the "
+       "reconciliation anyway."),
+    _a("A-ACK-RECONCILE", "member_reconcile_again", "DEBUG",
+       "Member {member_info} with epoch {epoch} transitioned to RECONCILING after a heartbeat was "
+       "sent to ack a previous reconciliation. New assignments are ready to be reconciled."),
+    _a("A-ASSIGNMENT-IGNORED", "assignment_ignored", "DEBUG",
+       "Ignoring new assignment {assignment} received from server because member is in {state} "
+       "state."),
+    _a("A-HB-IGNORED-LEAVING", "heartbeat_ignored", "DEBUG",
+       "Ignoring heartbeat response received from broker. Member {member} with epoch {epoch} is "
+       "already leaving the group."),
+    _a("A-HB-IGNORED", "heartbeat_ignored", "DEBUG",
+       "Ignoring heartbeat response received from broker. Member {member} is in {state} state "
+       "so it's not a member of the group. "),
+    _a("A-LEFT", "left_group", "DEBUG",
+       "Member {member} with epoch {epoch} received a successful response to the heartbeat to "
+       "leave the group and completed the leave operation. "),
+    _a("A-LEAVE-FAILED", "left_group", "WARN",
+       "Member {member_info} with epoch {epoch} received a failed response to the heartbeat to "
+       "leave the group and completed the leave operation. "),
+    _a("A-FENCED", "member_fenced_client", "DEBUG",
+       "Member {member_info} with epoch {epoch} transitioned to {state} state. It will release "
+       "its assignment and rejoin the group."),
+    _a("A-FENCED-PREPARE-LEAVING", "member_fenced_client", "INFO",
+       "Member {member_info} with epoch {epoch} got fenced but it is already preparing to leave "
+       "the group, so it will stop sending heartbeat and won't attempt to send the leave "
+       "request or rejoin."),
+    _a("A-FENCED-LEAVING", "member_fenced_client", "DEBUG",
+       "Member {member_info} with epoch {epoch} got fenced before sending leave group heartbeat. "
+       "It will not send the leave request and won't attempt to rejoin."),
+    _a("A-FENCED-LEFT", "member_fenced_client", "DEBUG",
+       "Member {member_info} with epoch {epoch} got fenced but it already left the group, so it "
+       "won't attempt to rejoin."),
+    _a("A-FENCED-STATE-CHANGED", "member_fenced_client", "DEBUG",
+       "Fenced member onPartitionsLost callback completed but the state has already changed to "
+       "{state}, so the member won't rejoin the group"),
+    _a("A-FATAL", "member_fatal", "ERROR",
+       "Member {member_info} with epoch {epoch} transitioned to fatal state"),
+    _a("A-JOIN-FATAL", "join_skipped", "WARN",
+       "No action taken to join the group with the updated subscription because the member is "
+       "in FATAL state"),
+    _a("A-RELEASE", "leave_started", "INFO",
+       "Member {member} is triggering callbacks to release assignment {partitions} and leave "
+       "group"),
+    _a("A-RELEASED", "leave_callbacks_done", "INFO",
+       "Member {member_info} completed callback to release assignment. It will proceed to clear "
+       "its assignment and send a leave group heartbeat"),
+    _a("A-LEAVE-IN-PROGRESS", "leave_started", "DEBUG",
+       "Leave group operation already in progress for member {member_info}"),
+    _a("A-LEAVE-FATAL", "leave_skipped", "WARN",
+       "Member {member_info} with epoch {epoch} won't send leave group request because it is in "
+       "FATAL state"),
+    _a("A-LEAVE-ALREADY-OUT", "leave_skipped", "WARN",
+       "Member {member_info} won't send leave group request because it is already out of the "
+       "group."),
+    _a("A-LEAVE-HB", "leave_sent", "DEBUG",
+       "Member {member_info} with epoch {epoch} generated the heartbeat to leave the group."),
+    _a("A-LEAVE-SKIPPED", "leave_skipped", "WARN",
+       "Heartbeat to leave group cannot be sent (most probably due to coordinator not "
+       "known/available). Member {member_info} with epoch {epoch} will transition to {state}."),
+    _a("A-STALE-LEAVE", "leave_sent", "DEBUG",
+       "Member {member_info} with epoch {epoch} generated the heartbeat to leave due to expired "
+       "poll timer. It will remain stale (no heartbeat) until it rejoins the group on the next "
+       "consumer poll."),
+    _a("A-STALE-RELEASED", "member_stale", "DEBUG",
+       "Member {member_info} sent leave group heartbeat and released its assignment. It will "
+       "remain in {state} state until the poll timer is reset, and it will then rejoin the "
+       "group"),
+    _a("A-STALE-REJOIN-DEBUG", "member_stale_rejoin", "DEBUG",
+       "Expired poll timer has been reset so stale member {member_info} will rejoin the group "
+       "when it completes releasing its previous assignment."),
+    # ConsumerHeartbeatRequestManager (AbstractHeartbeatRequestManager's lines, and logInfo's
+    # "{message} in {backoff}ms: {errorMessage}")
+    _a("A-POLL-TIMEOUT", "poll_timeout", "WARN",
+       "Consumer poll timeout has expired. This means the time between subsequent calls to "
+       "poll() was longer than the configured max.poll.interval.ms, which typically implies "
+       "that the poll loop is spending too much time processing messages. You can address "
+       "this either by increasing max.poll.interval.ms or by reducing the maximum size of "
+       "batches returned in poll() with max.poll.records.", "heartbeat_manager"),
+    _a("A-STALE-REJOIN", "member_stale_rejoin", "WARN",
+       "Time between subsequent calls to poll() was longer than the configured "
+       "max.poll.interval.ms, exceeded approximately by {ms} ms. Member {member_info} will "
+       "rejoin the group now.", "heartbeat_manager"),
+    _a("A-HB-OK", "heartbeat_succeeded", "DEBUG", _HB + " responded successfully: {response}",
+       "heartbeat_manager"),
+    _a("A-HB-RETRIABLE", "heartbeat_failed", "DEBUG",
+       _HB + " failed because of the retriable exception. Will retry in {ms} ms: {message}",
+       "heartbeat_manager"),
+    _a("A-HB-NOT-COORD", "heartbeat_failed_coordinator", "INFO",
+       _HB + " failed because the group coordinator {node} is incorrect. Will attempt to find "
+       "the coordinator again and retry in {ms}ms: {message}", "heartbeat_manager"),
+    _a("A-HB-COORD-NA", "heartbeat_failed_coordinator", "INFO",
+       _HB + " failed because the group coordinator {node} is not available. Will attempt to "
+       "find the coordinator again and retry in {ms}ms: {message}", "heartbeat_manager"),
+    _a("A-HB-LOADING", "heartbeat_failed_coordinator", "INFO",
+       _HB + " failed because the group coordinator {node} is still loading. Will retry in "
+       "{ms}ms: {message}", "heartbeat_manager"),
+    _a("A-HB-AUTH", "heartbeat_failed_fatal", "ERROR",
+       _HB + " failed due to group authorization failure: {message}", "heartbeat_manager"),
+    _a("A-HB-FATAL", "heartbeat_failed_fatal", "ERROR",
+       _HB + " failed due to {error}: {message}", "heartbeat_manager"),
+    _a("A-HB-UNEXPECTED", "heartbeat_failed_fatal", "ERROR",
+       _HB + " failed due to unexpected error {error}: {message}", "heartbeat_manager"),
+    _a("A-HB-FENCED", "heartbeat_failed", "INFO",
+       _HB + " failed for member {member} because epoch {epoch} is fenced. in {ms}ms: "
+       "{message}", "heartbeat_manager"),
+    _a("A-HB-UNKNOWN", "heartbeat_failed_unknown_member", "INFO",
+       _HB + " failed because member {member} is unknown. in {ms}ms: {message}",
+       "heartbeat_manager"),
+    _a("A-HB-UNRELEASED", "heartbeat_failed_fatal", "ERROR",
+       _HB + " failed due to unreleased instance id {instance}: {message}", "heartbeat_manager"),
+    _a("A-HB-FENCED-INSTANCE", "heartbeat_failed_fatal", "ERROR",
+       _HB + " failed due to fenced instance id {instance}: {message}. This is expected in the "
+       "case that the member was removed from the group by an admin client, and another member "
+       "joined using the same group instance id.", "heartbeat_manager"),
+    # CommitRequestManager
+    _a("A-COMMIT-STALE", "offset_commit_failed", "ERROR",
+       "OffsetCommit failed for member {member} with stale member epoch error. Last epoch "
+       "sent: {epoch}", "commit_manager"),
+    _a("A-COMMIT-UNKNOWN", "offset_commit_failed", "ERROR", "OffsetCommit failed with {error}",
+       "commit_manager"),
+    _a("A-AUTOCOMMIT-FAILED", "offset_commit_failed", "DEBUG",
+       "Asynchronous auto-commit of offsets {offsets} failed: {message}", "commit_manager"),
+]
+
 TEMPLATES: dict[str, LogTemplate] = {}
 for _entry in (_ENTRIES + _GROUP_ENTRIES + _CLIENT_ENTRIES + _KAFKA_PYTHON_ENTRIES
-               + _CENTRAL_ENTRIES + _ZOOKEEPER_ENTRIES + _NETWORK_ENTRIES):
+               + _CENTRAL_ENTRIES + _ZOOKEEPER_ENTRIES + _NETWORK_ENTRIES
+               + _ASYNC_CLIENT_ENTRIES):
     if _entry.id in TEMPLATES:
         raise ValueError(f"duplicate log template id {_entry.id}")
     TEMPLATES[_entry.id] = _entry
+
+
+# ids of the templates with continuation lines (`LogTemplate.more`)
+CONTINUED: frozenset[str] = frozenset(t.id for t in TEMPLATES.values() if t.more)
 
 
 def template(template_id: str) -> LogTemplate:

@@ -78,6 +78,7 @@ PLACEHOLDER_COLUMNS: dict[str, str] = {
     "group": "group",
     "member": "member",
     "member_id": "member",
+    "member_info": "member",         # the KIP-848 client's memberIdInfoForLog ("<no ID>" or id)
     "member_metadata": "member",     # MemberMetadata(memberId=..., ...) in 3.x LeaveGroup lines
     "generation": "generation",
     "state": "state",

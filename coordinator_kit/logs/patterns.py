@@ -501,6 +501,7 @@ PLACEHOLDER_REGEX: dict[str, str] = {
     "group": "(?P<group>" + _ANY + "+?)",
     "member": r"(?P<member>[^ \x00]+)",
     "member_id": "(?P<member>" + _ANY + "*?)",
+    "member_info": r"(?P<member><no ID>|[^ \x00]+)",
     "member_metadata": r"MemberMetadata\(memberId=(?P<member>[^, \x00]+),[^\x00]*?\)",
     "generation": _GENERATION,
     "state": r"(?P<state>[A-Za-z_\-]+)",

@@ -37,6 +37,7 @@ from enum import Enum
 from typing import Any
 
 from ..client.member import MEMBER_STATES
+from ..client.membership import MEMBER_STATES as CONSUMER_MEMBERSHIP_STATES
 from ..eras.central.states import CONSUMER_STATES as CENTRAL_CONSUMER_STATES
 from ..eras.central.states import GROUP_PHASES as CENTRAL_GROUP_PHASES
 from ..eras.zookeeper.states import CONNECTOR_STATES
@@ -60,6 +61,7 @@ DIAGRAMS: dict[str, StateTable[Any]] = {
     "zookeeper_consumer": CONNECTOR_STATES,
     "consumer_group": CONSUMER_GROUP_STATES,
     "consumer_group_member": CONSUMER_GROUP_MEMBER_STATES,
+    "consumer_membership": CONSUMER_MEMBERSHIP_STATES,
 }
 
 MAX_WIDTH_PX = 940   # widest natural drawing: a JupyterLab output area at 1400 px shows ~968
@@ -97,6 +99,7 @@ LAYOUTS: dict[str, Layout] = {
     "ZookeeperConsumerConnector": Layout(wrap=16, nodesep=0.2),
     "ConsumerGroup": Layout(wrap=14, nodesep=0.2),
     "ConsumerGroupMember": Layout(wrap=16),
+    "ConsumerMembershipManager": Layout(wrap=12, nodesep=0.05),
 }
 
 

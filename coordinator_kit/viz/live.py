@@ -31,6 +31,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from ..client.member import MEMBER_STATES, MemberState
+from ..client.membership import MEMBER_STATES as CONSUMER_MEMBER_STATES
+from ..client.membership import MemberState as ConsumerMemberState
 from ..group.classic import CLASSIC_GROUP_STATES, ClassicGroupState
 from ..runtime.runtime import CONTEXT_STATES, CoordinatorState
 from ..states import StateTable
@@ -72,11 +74,22 @@ def _events(trace: Iterable[TraceEvent]) -> Iterable[TraceEvent]:
 
 
 def member_transitions(trace: Iterable[TraceEvent], client: str) -> list[Transition]:
-    """Every state change of consumer `client` (all its incarnations), in trace order."""
-    return [Transition(e.ts, MemberState[e.fields["old"]], MemberState[e.fields["new"]],
-                       e.fields.get("generation"), e.source)
-            for e in _events(trace)
-            if e.kind == "member_state" and e.fields.get("client") == client]
+    """Every state change of consumer `client` (all its incarnations), in trace order: a
+    classic member's `member_state` events, or a `group.protocol=consumer` member's
+    "transitioned from X to Y" lines (`member_state_changed`, its epoch as the generation)."""
+    source = f"client-{client}"
+    out = []
+    for e in _events(trace):
+        if e.kind == "member_state" and e.fields.get("client") == client:
+            out.append(Transition(e.ts, MemberState[e.fields["old"]],
+                                  MemberState[e.fields["new"]], e.fields.get("generation"),
+                                  e.source))
+        elif e.kind == "member_state_changed" and e.source == source \
+                and "from_state" in e.fields:
+            out.append(Transition(e.ts, ConsumerMemberState[e.fields["from_state"]],
+                                  ConsumerMemberState[e.fields["to_state"]],
+                                  e.fields.get("epoch"), e.source))
+    return out
 
 
 def context_transitions(trace: Iterable[TraceEvent], partition: TopicPartition | int,
@@ -267,9 +280,12 @@ def member_dot(cluster: Cluster, name: str, since_ms: int | None = None,
     moves = member_transitions(cluster.trace, name)
     status = ("crashed" if consumer.crashed else "paused" if consumer.describe()["paused"]
               else "running" if consumer.running else "stopped")
-    title = (f"{name} ({status}): {consumer.state}, generation "
+    modern = isinstance(consumer.state, ConsumerMemberState)
+    title = (f"{name} ({status}): {consumer.state}, {'epoch' if modern else 'generation'} "
              f"{consumer.generation.generation_id}, at {cluster.scheduler.now:,} ms")
-    return live_dot(MEMBER_STATES, consumer.state, title=title, moves=moves, since_ms=since_ms,
+    table = CONSUMER_MEMBER_STATES if modern else MEMBER_STATES
+    moves = [m for m in moves if isinstance(m.new, table.states)]  # this incarnation's kind
+    return live_dot(table, consumer.state, title=title, moves=moves, since_ms=since_ms,
                     limit=limit)
 
 
