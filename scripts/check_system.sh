@@ -86,3 +86,19 @@ if ! command -v dot >/dev/null 2>&1; then
     conda install -c conda-forge graphviz             # conda"
 fi
 say "$(dot -V 2>&1 | head -n1) ok"
+
+# --- Maven (optional: real Apache Kafka for tests/test_real_kafka.py) -------------------
+# `python -m coordinator_kit kafka fetch` resolves Kafka's jars from Maven Central with mvn,
+# once, into ~/.cache/coordinator_kit/; without mvn (and no such cache) those tests skip.
+if ! command -v mvn >/dev/null 2>&1; then
+    say "Maven 'mvn' not found (only needed to fetch real Apache Kafka for its comparison tests)"
+    if can_apt; then
+        apt_install --no-install-recommends maven \
+            || say "WARNING: could not install maven; the real-Kafka tests will be skipped"
+    fi
+fi
+if command -v mvn >/dev/null 2>&1; then
+    say "$(mvn -v 2>/dev/null | head -n1 | sed 's/\x1b\[[0-9;]*m//g') ok"
+else
+    say "no mvn: tests/test_real_kafka.py will be skipped (install maven to run them)"
+fi

@@ -40,6 +40,7 @@ VERSION_SETS = {
     "newest": {"join": 9, "sync": 5, "heartbeat": 4, "leave": 5, "commit": 8, "fetch": 8},
 }
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_RETRIABLE_COORDINATOR = (14, 15)  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
 _RESPONSES = {FindCoordinatorRequest: FindCoordinatorResponse, JoinGroupRequest: JoinGroupResponse,
               SyncGroupRequest: SyncGroupResponse, HeartbeatRequest: HeartbeatResponse,
               LeaveGroupRequest: LeaveGroupResponse, OffsetCommitRequest: OffsetCommitResponse,
@@ -121,7 +122,13 @@ def _sequence(conn: _Conn, group: str, v: dict[str, int]) -> list[tuple[str, dic
             rebalance_timeout_ms=10_000, member_id=member_id, group_instance_id=None,
             protocol_type="consumer", protocols=[P(name="range", metadata=b"\x00\x01")], **extra))
 
+    # a broker that has just created `__consumer_offsets` (on the first FindCoordinator) is
+    # still loading the partition: COORDINATOR_LOAD_IN_PROGRESS, retried as clients retry it
+    deadline = time.monotonic() + 30
     r = join("")
+    while r.error_code in _RETRIABLE_COORDINATOR and time.monotonic() < deadline:
+        time.sleep(0.2)
+        r = join("")
     member = r.member_id
     out.append(("JoinGroup, no member id", {"error": _err(r.error_code),
                                              "member_id": shape(r.member_id, cid),
