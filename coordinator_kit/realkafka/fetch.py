@@ -29,6 +29,7 @@ KAFKA_VERSION = "4.0.2"
 SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.24.3"  # the log4j 2 line Kafka 4.0's distribution ships
 CACHE_ENV = "COORDINATOR_KIT_KAFKA_CACHE"
+_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"  # pinned: same jars each time
 _DONE = ".fetched"  # written last: a cut-off fetch is redone, not half used
 
 _POM = """<?xml version="1.0" encoding="UTF-8"?>
@@ -149,7 +150,7 @@ def fetch(version: str = KAFKA_VERSION, *, quiet: bool = True, timeout_s: float 
         shutil.rmtree(lib)
     cmd = [mvn, "-B", "-f", str(folder / "pom.xml"),
            f"-Dmaven.repo.local={folder / 'm2'}",
-           "dependency:copy-dependencies", f"-DoutputDirectory={lib}",
+           f"{_PLUGIN}:copy-dependencies", f"-DoutputDirectory={lib}",
            "-DincludeScope=runtime"]
     if quiet:
         cmd.insert(2, "-q")
@@ -165,15 +166,19 @@ def fetch(version: str = KAFKA_VERSION, *, quiet: bool = True, timeout_s: float 
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
         network = any(s in tail for s in ("UnknownHost", "Could not transfer", "Connect to",
-                                          "resolve", "Network is unreachable", "timed out"))
+                                          "resolve", "Network is unreachable", "timed out",
+                                          "No plugin found", "Connection refused"))
         hint = (" Maven could not reach Maven Central (https://repo.maven.apache.org/maven2): "
-                "the first fetch needs the network (about 70 MB), later starts do not; behind "
+                "the first fetch needs the network (about 65 MB), later starts do not; behind "
                 "a proxy, set it in ~/.m2/settings.xml." if network else "")
         raise FetchError(f"fetching Kafka {version} failed (mvn exit {done.returncode}).{hint}\n"
                          f"{' '.join(cmd)}\n{tail}")
     jars = _jars(folder)
     if not jars:
         raise FetchError(f"mvn finished but {lib} holds no jars")
+    # Maven's own repository (plugins, poms, a second copy of every jar) is only needed to
+    # fetch again: the broker runs from lib/ alone
+    shutil.rmtree(folder / "m2", ignore_errors=True)
     (folder / _DONE).write_text(f"{version} {seconds:.1f}s\n")
     return Fetched(folder, jars, seconds, sum(j.stat().st_size for j in jars))
 
