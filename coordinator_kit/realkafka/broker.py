@@ -106,6 +106,13 @@ def _is_our_kafka(pid: int, folder: str) -> bool:
     return b"kafka.Kafka" in cmdline and any(folder.encode() in a for a in cmdline)
 
 
+def _is_watchdog(pid: int) -> bool:
+    try:
+        return b"coordinator_kit.realkafka.watchdog" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def runs() -> list[Run]:
     """Recorded runs whose JVM still runs (records of dead ones are removed)."""
     out = []
@@ -171,7 +178,8 @@ class RealKafka:
             print(kafka.bootstrap, kafka.log_dir)
 
     `config` adds or overrides server.properties keys. `lifetime_s` bounds the JVM's life (the
-    watchdog stops it then). `keep` keeps the folder (data and server.log) after `stop()`."""
+    watchdog stops it then). `stop()` removes the temporary folder it made (data and logs:
+    read `server_log` before), unless `keep`; a `folder` given keeps its logs."""
 
     def __init__(self, *, config: Mapping[str, Any] | None = None,
                  lifetime_s: float = DEFAULT_LIFETIME_S, heap: str = "512m",
@@ -308,13 +316,15 @@ class RealKafka:
                 self.proc.wait(10)
         if self.run is not None:
             (runs_dir() / f"{self.run.pid}.json").unlink(missing_ok=True)
-            if self.run.watchdog_pid:
+            if self.run.watchdog_pid and _is_watchdog(self.run.watchdog_pid):
                 try:
                     os.kill(self.run.watchdog_pid, signal.SIGTERM)
                 except ProcessLookupError:
                     pass
         if self.folder is not None and not self.keep:
-            shutil.rmtree(self.folder / "data", ignore_errors=True)
+            # a folder we made goes entirely; one we were given keeps its logs
+            target = self.folder if self._folder_arg is None else self.folder / "data"
+            shutil.rmtree(target, ignore_errors=True)
 
     def __enter__(self) -> RealKafka:
         return self.start()

@@ -45,8 +45,9 @@ def add_parser(sub: Any) -> None:
     st.set_defaults(func=_status)
     c = cmds.add_parser("compare", help="run the client scenarios on real Kafka and on the kit "
                                         "and print the differences")
-    c.add_argument("--client", action="append", choices=("kafka-python", "confluent-kafka"),
-                   default=None, help="client libraries (default: both)")
+    c.add_argument("--client", action="append", choices=("kafka-python", "confluent-kafka", "java"),
+                   default=None, help="client libraries (default: kafka-python and "
+                   "confluent-kafka; java is Kafka's own consumer, needs javac)")
     c.add_argument("--scenario", action="append", default=None,
                    help="scenario names (default: all)")
     c.add_argument("--wire", action="store_true", help="also the raw protocol check")

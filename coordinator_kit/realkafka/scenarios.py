@@ -3,13 +3,15 @@
 A `Target` is something real clients connect to: `kafka_target()` (a `RealKafka` broker) or
 `kit_target()` (a `LiveServer` with one broker, no self-producer). Each scenario creates its
 own topic with the admin client (CreateTopics), produces records with kafka-python's producer,
-starts `ConsumerProcess`es (kafka-python or confluent-kafka), acts on them (join, SIGKILL,
+starts `ConsumerProcess`es (kafka-python, confluent-kafka, or Kafka's Java consumer through
+`java_driver.JavaConsumerProcess`), acts on them (join, SIGKILL,
 SIGSTOP/SIGCONT, clean close and restart) and records what the clients and the admin client
 see at each step: a `Trace`. `compare.py` normalises two traces and lists the differences.
 
 What is recorded is client-visible only: each client's assignment (from its rebalance
 listener), the generations it joined (kafka-python's "Successfully joined group" line,
-librdkafka's "JoinGroup response" debug line), how long a step took, DescribeGroups (state,
+librdkafka's "JoinGroup response" debug line, the Java consumer's "Successfully joined group
+with generation"), how long a step took, DescribeGroups (state,
 protocol, members by client id, their assignments) and OffsetFetch through
 KafkaAdminClient, and the first offset a restarted consumer reads.
 """
@@ -161,6 +163,9 @@ def committed_offsets(target: Target, group: str) -> dict[str, int]:
 
 _KP_JOINED = re.compile(r"Successfully joined group (\S+) <Generation (-?\d+) "
                         r"\(member_id: ([^,]*),")
+# ConsumerCoordinator / AbstractCoordinator.JoinGroupResponseHandler at INFO
+_JAVA_JOINED = re.compile(r"Successfully joined group with generation Generation\{generationId="
+                          r"(-?\d+), memberId='([^']*)'")
 _RD_JOINED = re.compile(r"JoinGroup response: GenerationId (-?\d+), Protocol \S*, "
                         r"LeaderId [^,]*, my MemberId ([^,\s]+)")
 
@@ -180,6 +185,8 @@ def _joined(c: ConsumerProcess) -> list[tuple[int, str]]:
     text = c.log_path.read_text(errors="replace")
     if c.client == "kafka-python":
         found = [(int(m.group(2)), m.group(3)) for m in _KP_JOINED.finditer(text)]
+    elif c.client == "java":
+        found = [(int(m.group(1)), m.group(2)) for m in _JAVA_JOINED.finditer(text)]
     else:
         found = [(int(m.group(1)), m.group(2)) for m in _RD_JOINED.finditer(text)]
     # generation -1 is the MEMBER_ID_REQUIRED round (no generation joined); kafka-python
@@ -210,6 +217,16 @@ class _Run:
         extra: tuple[str, ...] = ()
         if self.client == "confluent-kafka":
             extra = ("--debug", "cgrp", "--log-level", "DEBUG")
+        if self.client == "java":
+            from .java_driver import JavaConsumerProcess
+            j = JavaConsumerProcess(self.target.bootstrap, label, group=self.group,
+                                    topics=self.topic, seconds=120,
+                                    session_timeout_ms=SESSION_MS,
+                                    heartbeat_interval_ms=HEARTBEAT_MS,
+                                    log_path=self.workdir /
+                                    f"{self.target.name}-{self.name}-{label}.log")
+            self.consumers[label] = j
+            return j
         c = ConsumerProcess(self.target.bootstrap, label, group=self.group, client=self.client,
                             topics=self.topic, seconds=120, session_timeout_ms=SESSION_MS,
                             heartbeat_interval_ms=HEARTBEAT_MS,
