@@ -129,6 +129,7 @@ _MUST_AGREE = ("reached", "owned per client", "DescribeGroups", "member id shape
     ("kafka-python", ("one-joins", "second-joins", "crash-expires", "short-pause",
                       "long-pause", "commit-resume")),
     ("confluent-kafka", ("second-joins", "crash-expires", "commit-resume")),
+    ("java", ("second-joins", "crash-expires")),
 ])
 def test_clients_see_the_same_on_kafka_and_on_the_kit(kafka, kit, client, scenarios,
                                                       tmp_path):
@@ -136,7 +137,12 @@ def test_clients_see_the_same_on_kafka_and_on_the_kit(kafka, kit, client, scenar
     member expires after the session and the survivor takes all, a SIGSTOP shorter than the
     session changes nothing, a longer one gets the member removed and it rejoins on SIGCONT,
     and a consumer that committed and closed is resumed from at its committed offsets: on
-    both brokers, as the clients and DescribeGroups see it."""
+    both brokers, as the clients and DescribeGroups see it. "java" is Kafka's own consumer
+    (kafka-clients 4.0.2, ConsumerCoordinator), compiled once with javac."""
+    if client == "java":
+        from coordinator_kit.realkafka.java_driver import javac_cmd
+        if javac_cmd() is None:
+            pytest.skip("Kafka's Java consumer needs a JDK (javac); only a JRE is installed")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         on_kafka = pool.submit(run_all, kafka, scenarios, [client], str(tmp_path), 3)
         on_kit = pool.submit(run_all, kit, scenarios, [client], str(tmp_path), 3)
@@ -164,7 +170,7 @@ def test_the_kits_log_parser_reads_the_real_brokers_log(kafka, tmp_path):
     Kafka's multi-line `KafkaConfig values:` block and GroupCoordinatorService's startup lines
     are quarantined (the catalogue has no template for them; docs/real-kafka.md)."""
     from coordinator_kit.realkafka.scenarios import run_scenario
-    trace = run_scenario(kafka, "one-joins", "kafka-python", tmp_path)
+    trace = run_scenario(kafka, "one-joins", "kafka-python", tmp_path, tag="-log")
     assert trace.error == "" and all(s.ok for s in trace.steps)
     lines = kafka.log_text().splitlines()
     counts = ParseCounts()
@@ -175,5 +181,5 @@ def test_the_kits_log_parser_reads_the_real_brokers_log(kafka, tmp_path):
                in l]
     assert len(manager) >= 5
     assert [l for l in manager if l not in events] == []
-    assert "Stabilized group g-one-joins-kafka-python generation 1 with 1 members." in \
+    assert "Stabilized group g-one-joins-kafka-python-log generation 1 with 1 members." in \
         "\n".join(events)

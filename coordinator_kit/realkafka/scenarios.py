@@ -203,10 +203,11 @@ def _joined(c: ConsumerProcess) -> list[tuple[int, str]]:
 class _Run:
     """One scenario on one target with one client library."""
 
-    def __init__(self, target: Target, scenario: str, client: str, workdir: Path) -> None:
+    def __init__(self, target: Target, scenario: str, client: str, workdir: Path,
+                 tag: str = "") -> None:
         self.target = target
         self.client = client
-        self.name = f"{scenario}-{client}"
+        self.name = f"{scenario}-{client}{tag}"
         self.topic = f"t-{self.name}"
         self.group = f"g-{self.name}"
         self.workdir = workdir
@@ -354,14 +355,15 @@ SCENARIOS: dict[str, Callable[[_Run], None]] = {
 
 
 def run_scenario(target: Target, scenario: str, client: str = "kafka-python",
-                 workdir: str | Path | None = None) -> Trace:
+                 workdir: str | Path | None = None, tag: str = "") -> Trace:
     """Run one scenario with `client` consumers on `target`; its `Trace` (with `error` set
-    when a step raised)."""
+    when a step raised). Its topic and group are named after the scenario, the client and
+    `tag`: a second run on the same target needs another tag."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
     folder = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="scenario-"))
     folder.mkdir(parents=True, exist_ok=True)
-    r = _Run(target, scenario, client, folder)
+    r = _Run(target, scenario, client, folder, tag)
     try:
         create_and_fill(target, r.topic)
         SCENARIOS[scenario](r)
