@@ -111,7 +111,6 @@ def _admin(target: Target) -> Any:
 def create_and_fill(target: Target, topic: str, partitions: int = PARTITIONS,
                     per_partition: int = RECORDS_PER_PARTITION) -> None:
     """CreateTopics, then `per_partition` records into each partition (kafka-python)."""
-    from kafka import KafkaProducer
     from kafka.admin import NewTopic
     admin = _admin(target)
     try:
