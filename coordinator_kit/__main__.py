@@ -4,7 +4,8 @@ Each command lives in the module that owns its work and registers itself with
 `add_parser(subparsers)`, setting `func` to a callable `(args) -> exit code`:
 `diagrams` (coordinator_kit.viz.cli), `datasets` (coordinator_kit.datasets.cli),
 `logs parse|report` (coordinator_kit.spark.cli), `notebooks` and `grade`
-(coordinator_kit.teaching.cli), `serve` (coordinator_kit.live.cli).
+(coordinator_kit.teaching.cli), `serve` (coordinator_kit.live.cli), `kafka fetch|start|stop|status|compare`
+(coordinator_kit.realkafka.cli).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ _COMMAND_MODULES = (
     "coordinator_kit.spark.cli",
     "coordinator_kit.teaching.cli",
     "coordinator_kit.live.cli",
+    "coordinator_kit.realkafka.cli",
 )
 
 

@@ -61,8 +61,8 @@ if ! java_ok; then
     say "Java 17+ not found (found: ${found:-none}${JAVA_HOME:+, JAVA_HOME=$JAVA_HOME})"
     if can_apt && [ -z "${JAVA_HOME:-}" ]; then
         mkdir -p /usr/share/man/man1  # slim Debian images lack it and the JRE's postinst needs it
-        apt_install --no-install-recommends openjdk-17-jre-headless \
-            || apt_install --no-install-recommends default-jre-headless
+        apt_install --no-install-recommends openjdk-17-jdk-headless \
+            || apt_install --no-install-recommends default-jdk-headless
     fi
     java_ok || die "PySpark 4 needs Java 17 or newer (found: ${found:-none}).
 Install it, for example:
@@ -72,6 +72,13 @@ Install it, for example:
 and make sure 'java -version' (or \$JAVA_HOME/bin/java) reports 17 or newer."
 fi
 say "java $(java_major "$(java_cmd)") ok ($(java_cmd))"
+# javac compiles the Java consumer driver that tests/test_real_kafka.py runs against Apache Kafka
+# and the kit; a JRE alone has none (that test case is then skipped with its reason).
+if ! command -v javac >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ] && can_apt; then
+    apt_install --no-install-recommends openjdk-17-jdk-headless \
+        || apt_install --no-install-recommends default-jdk-headless \
+        || say "WARNING: could not install a JDK; the Java driver test will be skipped"
+fi
 
 # --- Graphviz dot ---------------------------------------------------------------------
 if ! command -v dot >/dev/null 2>&1; then
@@ -86,3 +93,19 @@ if ! command -v dot >/dev/null 2>&1; then
     conda install -c conda-forge graphviz             # conda"
 fi
 say "$(dot -V 2>&1 | head -n1) ok"
+
+# --- Maven (optional: real Apache Kafka for tests/test_real_kafka.py) -------------------
+# `python -m coordinator_kit kafka fetch` resolves Kafka's jars from Maven Central with mvn,
+# once, into ~/.cache/coordinator_kit/; without mvn (and no such cache) those tests skip.
+if ! command -v mvn >/dev/null 2>&1; then
+    say "Maven 'mvn' not found (only needed to fetch real Apache Kafka for its comparison tests)"
+    if can_apt; then
+        apt_install --no-install-recommends maven \
+            || say "WARNING: could not install maven; the real-Kafka tests will be skipped"
+    fi
+fi
+if command -v mvn >/dev/null 2>&1; then
+    say "$(mvn -v 2>/dev/null | head -n1 | sed 's/\x1b\[[0-9;]*m//g') ok"
+else
+    say "no mvn: tests/test_real_kafka.py will be skipped (install maven to run them)"
+fi

@@ -31,3 +31,17 @@ def spark():
     })
     yield session
     session.stop()
+
+
+def pytest_report_header(config):
+    """Say at the top of the run whether tests/test_real_kafka.py will start a real broker."""
+    try:
+        from test_real_kafka import skip_reason
+    except Exception:  # the module or its imports are not there: nothing to say
+        return None
+    from coordinator_kit.realkafka.fetch import KAFKA_VERSION, cache_dir, is_fetched
+    reason = skip_reason()
+    if reason:
+        return f"real Kafka tests: SKIPPED, {reason}"
+    how = "cached" if is_fetched() else "fetched once from Maven Central (about 55 MB)"
+    return f"real Kafka tests: run against Apache Kafka {KAFKA_VERSION} ({how}, {cache_dir()})"

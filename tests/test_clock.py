@@ -529,7 +529,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "coordinator_kit"
 # live/ is the kit's one edge with the real world: its RealTimeDriver reads the wall clock to move
 # virtual time along with real clients, and its child processes and sockets live in real time.
 # The cluster it drives is the same deterministic core, which the rest of this check covers.
-EXCLUDED_DIRS = ("viz", "spark", "live")
+# realkafka/ stands outside the model too: it starts a real Kafka broker and real clients and
+# waits for them in real time (its cluster id is a random UUID, as Kafka's own).
+EXCLUDED_DIRS = ("viz", "spark", "live", "realkafka")
 # Measuring tools, not the model: logs/redos.py times a regex on growing inputs to find one that
 # backtracks (its callers compare times taken in the same process); nothing simulated calls it.
 MEASURING_TOOLS = ("logs/redos.py",)

@@ -344,13 +344,35 @@ class KafkaApis:
 
     # -- offsets ------------------------------------------------------------------------------
 
+    def _partition_known(self, name: str, partition: int) -> bool:
+        """Whether Metadata knows `name`-`partition` (Kafka's metadataCache.getPartitionInfo)."""
+        if name == CONSUMER_OFFSETS:
+            return 0 <= partition < len(self.cluster.partitions)
+        logs = self.data.topics.get(name)
+        return logs is not None and 0 <= partition < len(logs)
+
     async def on_OffsetCommit(self, conn: Connection, version: int, request: Any) -> Any:
+        R = CODECS[8].response
         offsets: dict[tuple[str, int], PartitionData] = {}
+        # KafkaApis.handleOffsetCommitRequest answers a topic or partition its metadata cache
+        # does not know with UNKNOWN_TOPIC_OR_PARTITION before the group coordinator sees it
+        unknown: list[tuple[str, int]] = []
         for topic in request.topics:
             for p in topic.partitions:
+                if not self._partition_known(topic.name, p.partition_index):
+                    unknown.append((topic.name, p.partition_index))
+                    continue
                 offsets[(topic.name, p.partition_index)] = PartitionData(
                     p.committed_offset, p.committed_leader_epoch if version >= 6 else -1,
                     p.committed_metadata)
+        topics: dict[str, list[Any]] = {}
+        for name, partition in unknown:
+            topics.setdefault(name, []).append(
+                R.OffsetCommitResponseTopic.OffsetCommitResponsePartition(
+                    partition_index=partition, error_code=_E["UNKNOWN_TOPIC_OR_PARTITION"]))
+        if not offsets:
+            return R(version=version, throttle_time_ms=0, topics=[
+                R.OffsetCommitResponseTopic(name=n, partitions=ps) for n, ps in topics.items()])
         req = OffsetCommitRequest(
             request.group_id,
             request.generation_id_or_member_epoch if version >= 1 else -1,
@@ -359,8 +381,6 @@ class KafkaApis:
             request.retention_time_ms if 2 <= version <= 4 else -1, version)
         resp = await self._await(self._service(conn).commit_offsets(self._ctx(conn, version),
                                                                     req))
-        R = CODECS[8].response
-        topics: dict[str, list[Any]] = {}
         for (name, partition) in offsets:
             error = resp.errors.get((name, partition), resp.error)
             topics.setdefault(name, []).append(
