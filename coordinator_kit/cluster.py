@@ -470,6 +470,20 @@ class Cluster:
         """Data topics grow at `produce_rate_per_s` records per partition (virtual time)."""
         return self.scheduler._now * self.produce_rate_per_s // 1000
 
+    def create_topic(self, name: str, partitions: int) -> None:
+        """A new data topic, published to every broker's coordinators as a new metadata image
+        (the controller's metadata reaching `GroupCoordinatorService.onNewMetadataImage`), so
+        consumer groups can assign it; classic groups learn of it from their clients."""
+        checked = _check_topics({name: partitions})
+        if name in self.topics:
+            raise ValueError(f"topic {name!r} already exists")
+        self.topics[name] = checked[name]
+        for broker in self.brokers.values():
+            runtime = broker.runtime
+            image, delta = runtime.metadata_image.with_topics(
+                runtime.metadata_image.offset + 1, {name: partitions})
+            runtime.on_new_metadata_image(image, delta)
+
     # -- consumers -----------------------------------------------------------------------------
 
     def add_consumer(self, name: str, group_id: str = "group-1",

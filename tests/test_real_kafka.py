@@ -183,3 +183,36 @@ def test_the_kits_log_parser_reads_the_real_brokers_log(kafka, tmp_path):
     assert [l for l in manager if l not in events] == []
     assert "Stabilized group g-one-joins-kafka-python-log generation 1 with 1 members." in \
         "\n".join(events)
+
+
+@pytest.mark.parametrize("where", ["kafka", "kit"])
+def test_javas_consumer_protocol_on_kafka_and_on_the_kit(where, request, tmp_path):
+    """Kafka's own Java consumer with `group.protocol=consumer` (AsyncKafkaConsumer,
+    ConsumerMembershipManager) on Apache Kafka 4.0.2 and on the kit's live server: two members
+    split six partitions three and three, and the first is told only of the three it loses
+    (incremental: no revoke-everything barrier)."""
+    from coordinator_kit.realkafka.java_driver import JavaConsumerProcess, javac_cmd
+    from coordinator_kit.realkafka.scenarios import create_and_fill
+
+    if javac_cmd() is None:
+        pytest.skip("Kafka's Java consumer needs a JDK (javac); only a JRE is installed")
+    target = request.getfixturevalue(where)
+    create_and_fill(target, "kip848-java")
+    started = []
+    try:
+        for name in ("j1", "j2"):
+            started.append(JavaConsumerProcess(
+                target.bootstrap, f"{where}-{name}", group=f"g-java-848-{where}",
+                topics="kip848-java", seconds=40, group_protocol="consumer",
+                log_path=tmp_path / f"{name}.log"))
+            if name == "j1":
+                started[0].wait_until(lambda c: len(c.assignment) == 6, 60, "j1 owns six")
+        for c in started:
+            c.wait_until(lambda c: len(c.assignment) == 3, 60, "three each")
+        a, b = started
+        assert sorted(a.assignment + b.assignment) == [("kip848-java", p) for p in range(6)]
+        revoked = [tuple(p) for e in a.events_of("revoked") for p in e["partitions"]]
+        assert len(revoked) == 3 and set(revoked).isdisjoint(a.assignment)
+    finally:
+        for c in started:
+            c.close()

@@ -416,7 +416,7 @@ class LiveServer:
 
     def create_topic(self, name: str, partitions: int, why: str = "") -> list[PartitionLog]:
         logs = self.data.create(name, partitions)
-        self.cluster.topics[name] = partitions
+        self.cluster.create_topic(name, partitions)
         self.log.event("topic_created", level="INFO", topic=name, partitions=partitions,
                        why=why)
         return logs

@@ -65,7 +65,7 @@ class JavaConsumerProcess(ConsumerProcess):
                  topics: str = "orders", seconds: float = 120,
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
                  log_path: str | Path | None = None, limit_s: float | None = None,
-                 heap: str = "128m") -> None:
+                 heap: str = "128m", group_protocol: str = "classic") -> None:
         java = check_java()
         driver = compile_driver()
         self.client_id = client_id
@@ -82,7 +82,8 @@ class JavaConsumerProcess(ConsumerProcess):
                       "--bootstrap", bootstrap, "--group", group, "--topics", topics,
                       "--client-id", client_id, "--seconds", str(seconds),
                       "--session-timeout-ms", str(session_timeout_ms),
-                      "--heartbeat-interval-ms", str(heartbeat_interval_ms)]
+                      "--heartbeat-interval-ms", str(heartbeat_interval_ms),
+                      "--group-protocol", group_protocol]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True)
         self._lock = threading.Lock()

@@ -61,8 +61,12 @@ public final class ConsumerMain {
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, args.getOrDefault("reset", "earliest"));
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "true");
         p.put(ConsumerConfig.AUTO_COMMIT_INTERVAL_MS_CONFIG, args.getOrDefault("commit-interval-ms", "1000"));
-        p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, args.getOrDefault("session-timeout-ms", "10000"));
-        p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, args.getOrDefault("heartbeat-interval-ms", "1000"));
+        String protocol = args.getOrDefault("group-protocol", "classic");
+        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        if (protocol.equals("classic")) {  // with "consumer" the coordinator owns both
+            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, args.getOrDefault("session-timeout-ms", "10000"));
+            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, args.getOrDefault("heartbeat-interval-ms", "1000"));
+        }
         p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, args.getOrDefault("max-poll-interval-ms", "300000"));
         p.put(ConsumerConfig.RETRY_BACKOFF_MS_CONFIG, "200");
         p.put(ConsumerConfig.RECONNECT_BACKOFF_MS_CONFIG, "200");
