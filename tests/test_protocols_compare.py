@@ -154,3 +154,19 @@ def test_the_picture_has_a_panel_per_protocol(runs):
     assert titles == [cls.title for cls in PROTOCOLS.values()]
     with pytest.raises(ValueError, match="margin_ms"):
         protocol_lanes(runs["join"], margin_ms=-1)
+
+
+def test_the_benchmark_measures_a_small_group_alike():
+    """benchmarks/consumer_groups.py on 10 members: the same shapes as the table above."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "consumer_groups.py"
+    spec = importlib.util.spec_from_file_location("consumer_groups_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    eager, coop, new = (bench.run(p, 10, 2, "leave") for p in PROTOCOLS)
+    assert eager["stopped"] == eager["max_stopped"] == 20
+    assert coop["stopped"] == new["stopped"] == 2
+    assert new["requests"] < coop["requests"] < eager["requests"]
+    assert all(r["settle_ms"] is not None for r in (eager, coop, new))
+    assert new["epoch"] == "10 -> 11"

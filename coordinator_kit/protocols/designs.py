@@ -75,7 +75,7 @@ class _Measured(ClassicDesign):
     fixed: Mapping[str, Any] = {}
 
     def __init__(self, topics: Mapping[str, int], *, seed: int = 0, produce_rate_per_s: int = 100,
-                 settings: Mapping[str, Any] | None = None) -> None:
+                 settings: Mapping[str, Any] | None = None, trace_level: str = "DEBUG") -> None:
         if settings is not None and not isinstance(settings, Mapping):
             raise TypeError(f"the {self.name} design's settings are a mapping of Kafka key to "
                             f"value, e.g. {{'session.timeout.ms': 10000}}, got {settings!r}")
@@ -85,7 +85,7 @@ class _Measured(ClassicDesign):
                              f"({', '.join(f'{k}={self.fixed[k]!r}' for k in clash)}); pick "
                              f"another design instead of overriding it")
         super().__init__(topics, seed=seed, produce_rate_per_s=produce_rate_per_s,
-                         settings={**(settings or {}), **self.fixed})
+                         settings={**(settings or {}), **self.fixed}, trace_level=trace_level)
         self.requests = RequestLog(self)
         self.epoch_at_fault: dict[str, int | None] = {}
 
@@ -124,9 +124,9 @@ class ConsumerProtocolDesign(_Measured):
     fixed = {"group.protocol": "consumer", "group.remote.assignor": "uniform"}
 
     def __init__(self, topics: Mapping[str, int], *, seed: int = 0, produce_rate_per_s: int = 100,
-                 settings: Mapping[str, Any] | None = None) -> None:
+                 settings: Mapping[str, Any] | None = None, trace_level: str = "DEBUG") -> None:
         super().__init__(topics, seed=seed, produce_rate_per_s=produce_rate_per_s,
-                         settings=settings)
+                         settings=settings, trace_level=trace_level)
         self._epoch_bumps: dict[str, int] = {}
 
     def _on_event(self, event: Any) -> None:
