@@ -127,6 +127,12 @@ class ProtocolMeasures:
     epoch_before: int | None
     epoch_after: int | None
     timeline: dict[str, list[tuple[int, int, tuple[Partition, ...]]]] = field(repr=False)
+    # the design as the run left it (its cluster, trace and log lines)
+    design: _Measured | None = field(default=None, repr=False, compare=False)
+
+    def log_lines(self, level: str = "INFO") -> list[str]:
+        """The run's log lines (the cluster's, Kafka's wording)."""
+        return [] if self.design is None else self.design.log_lines(level)
 
     @property
     def round_trips(self) -> int:
@@ -236,7 +242,8 @@ def _measure_one(name: str, scenario: Scenario, group: str) -> ProtocolMeasures:
     return ProtocolMeasures(
         name, cls.title, m, m.settle_ms, m.unowned_ms / 1000, tuple(sorted(stopped)),
         tuple(sorted(moved)), design.requests.between(first, settled_at),
-        m.rounds, before, design.epoch(group), member_timeline(m, group, scenario.run_ms))
+        m.rounds, before, design.epoch(group), member_timeline(m, group, scenario.run_ms),
+        design)
 
 
 def compare_protocols(scenario: Scenario | str,
