@@ -98,10 +98,12 @@ def comparison_table(c: ProtocolComparison) -> Table:
 
 def requests_table(c: ProtocolComparison) -> Table:
     """Requests each protocol's consumers sent to the coordinator from the fault until the
-    group settled, per API."""
-    rows = [{"protocol": SHORT[p.protocol], **{k: v for k, v in r.items() if k != "protocol"},
-             "total": p.round_trips}
-            for p, r in zip(c.protocols, c.request_rows())]
+    group settled: one row per API, one column per protocol, and the total."""
+    apis = sorted({api for p in c.protocols for api in p.requests})
+    rows = [{"request": api, **{SHORT[p.protocol]: p.requests.get(api, 0)
+                                for p in c.protocols}} for api in apis]
+    rows.append({"request": "total", **{SHORT[p.protocol]: p.round_trips
+                                        for p in c.protocols}})
     return Table(rows, title=f"Requests to the coordinator until settled: {c.scenario.name}")
 
 
