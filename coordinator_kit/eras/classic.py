@@ -87,7 +87,9 @@ class ClassicDesign:
     title = "Group coordinator (0.9+, classic)"
 
     def __init__(self, topics: Mapping[str, int], *, seed: int = 0, produce_rate_per_s: int = 100,
-                 settings: Mapping[str, Any] | None = None) -> None:
+                 settings: Mapping[str, Any] | None = None, trace_level: str = "DEBUG") -> None:
+        """`trace_level` is the cluster's (`Cluster(trace_level=...)`): INFO for big groups
+        whose per-heartbeat DEBUG events nobody reads (benchmarks/consumer_groups.py)."""
         settings = dict(settings or {}) if isinstance(settings, Mapping) else settings
         self.metadata_max_age_ms = 300_000
         if isinstance(settings, dict) and "metadata.max.age.ms" in settings:
@@ -99,7 +101,7 @@ class ClassicDesign:
         consumer_fields, group_props = _split_settings(settings)
         self.cluster = Cluster(topics=dict(topics), seed=seed, produce_rate_per_s=produce_rate_per_s,
                                group_config=group_props or None,
-                               consumer_defaults=consumer_fields)
+                               consumer_defaults=consumer_fields, trace_level=trace_level)
         self.scheduler = self.cluster.scheduler
         self.trace = self.cluster.trace
         self.ledger = ProcessedLedger()
