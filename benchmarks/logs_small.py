@@ -16,9 +16,9 @@ Two parts, in one run:
    (`spark.report.write_report`) on the Spark-parsed events, cold then warm.
 2. **End to end** (each a fresh process, as a user runs them): `logs parse --engine spark`
    (before: Spark was the only default) against `--engine auto` (after: Python below
-   `spark.engine.AUTO_SPARK_BYTES`), and the same for `logs quarantine`; the outputs are
-   compared (the Parquet files' rows, the quarantine report's text) so a faster answer is
-   never a different one.
+   `spark.engine.AUTO_SPARK_BYTES`), and the same for `logs quarantine` and `logs report`
+   (whose analyses stay Spark queries: auto only parses in Python); the outputs are compared
+   (the Parquet files' rows, the printed text) so a faster answer is never a different one.
 
 Figures: wall seconds (best of `--repeat`), and the ratio before/after measured in the same
 run. The load average at the start is printed: on a shared machine compare ratios.
@@ -132,14 +132,25 @@ def end_to_end(paths: list[str], repeat: int) -> None:
             texts[engine] = done.stdout
             rows.append((f"logs quarantine --engine {engine}", best, done.stderr.count("\n")))
         same_quarantine = texts["spark"] == texts["auto"]
+        reports = {}
+        for engine in ("spark", "auto"):
+            best = float("inf")
+            for _ in range(repeat):
+                t, done = _cli(["report", *paths, "--engine", engine, "--limit", "0"])
+                if done.returncode:
+                    raise SystemExit(f"logs report --engine {engine} failed:\n{done.stderr}")
+                best = min(best, t)
+            reports[engine] = done.stdout
+            rows.append((f"logs report --engine {engine}", best, done.stderr.count("\n")))
+        same_quarantine = same_quarantine and reports["spark"] == reports["auto"]
     for label, t, err in rows:
         print(f"{label:34s} {t:8.2f} s   ({err} line(s) on stderr)")
-    for cmd in ("parse", "quarantine"):
+    for cmd in ("parse", "quarantine", "report"):
         before = next(t for label, t, _ in rows if label == f"logs {cmd} --engine spark")
         after = next(t for label, t, _ in rows if label == f"logs {cmd} --engine auto")
         print(f"logs {cmd}: before/after = {before / after:.1f}x")
     print(f"same Parquet rows from both engines: {same_parse}; "
-          f"same quarantine report: {same_quarantine}")
+          f"same quarantine and report text: {same_quarantine}")
     if not (same_parse and same_quarantine):
         raise SystemExit(1)
 

@@ -67,3 +67,21 @@ def test_report_and_quarantine_print_the_same_with_either_engine(spark, capsys):
         assert main(["logs", "quarantine", *paths, "--engine", engine, "--limit", "0"]) == 0
         out[engine] = capsys.readouterr().out
     assert out["python"] == out["spark"]
+
+
+def test_every_sample_line_wrapped_by_every_tool_gives_the_python_rows(spark, tmp_path):
+    """logs.wrappers in Spark (one regexp_replace, a k9s border trimmed) == strip_wrapper."""
+    from spark_rows import collect, naive
+    from test_log_wrappers import WRAP, sample_lines
+
+    from coordinator_kit.spark.load import parse_logs
+
+    lines = sample_lines()
+    for how, wrap in WRAP.items():
+        (tmp_path / f"{how}.log").write_text("\n".join(wrap(line) for line in lines) + "\n",
+                                             encoding="utf-8")
+    expected = parse_paths(tmp_path)
+    parsed = parse_logs(tmp_path, spark)
+    assert collect(parsed.events) == naive(expected.events)
+    assert collect(parsed.quarantine) == naive(expected.quarantine)
+    assert parsed.counts().read == expected.counts.read

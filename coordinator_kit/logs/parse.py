@@ -3,7 +3,9 @@
 Same patterns (`logs.patterns`), same columns (`logs.fields`), same rules, no JVM. It serves
 the core tests, small inputs in notebooks, and the single-process baseline of the benchmark.
 
-Per physical line, in this order (the Spark loader applies the same rules in one `select`):
+Per physical line, in this order (the Spark loader applies the same rules in one `select`),
+after a prefix some tool put in front of the line (docker compose, the CRI format of
+`kubectl logs`, a k9s pane: `logs.wrappers`) is stripped:
 
 1. bytes that are not valid UTF-8, or control characters other than TAB -> quarantine
    "undecodable bytes";
@@ -45,6 +47,7 @@ from typing import IO, Any
 from .fields import COLUMN_NAMES
 from .inputs import (KIT_DATA_FILES, InputNote, LogFile, damage_note, kit_data_file,
                      open_log, scan_inputs)
+from .wrappers import strip_wrapper
 from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, END, HEAD_RE, JSON_KEYS, LAYOUTS,
                        LAYOUT_CLASSIFIER, MESSAGE_CLASSIFIER, MESSAGE_ENTRIES,
                        is_coordination_logger, normalise_level, source_of)
@@ -274,6 +277,7 @@ def classify_line(data: bytes | str) -> tuple[str, dict[str, Any] | None]:
         text = data
     if text.startswith("\ufeff"):
         text = text[1:]
+    text = strip_wrapper(text)
     if _CONTROL.search(text):
         row = _empty_row()
         row["problem"] = "undecodable bytes"

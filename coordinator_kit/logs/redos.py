@@ -208,6 +208,7 @@ def parser_patterns() -> dict[str, tuple[str, str]]:
     from . import parse as _parse
     from . import patterns as P
     from . import quarantine as Q
+    from . import wrappers as W
 
     out = {
         "layouts": (P.LAYOUT_CLASSIFIER.python, "match"),
@@ -222,6 +223,8 @@ def parser_patterns() -> dict[str, tuple[str, str]]:
         "LOG4J_TAIL_RE": (P.LOG4J_TAIL_RE.replace("\\z", "\\Z"), "search"),
         "JSON_TS_RE": (_parse.JSON_TS_RE, "search"),
         "COORDINATION_RE": (Q.COORDINATION_RE, "search"),
+        "WRAPPER_RE": (W.WRAPPER_RE, "search"),
+        "K9S_TRIM_RE": (W.K9S_TRIM_RE, "search"),
         **{f"SHAPE_RULES.{r.name}": (r.regex, "search") for r in Q.SHAPE_RULES},
     }
     for name, (rx, how) in list(out.items()):

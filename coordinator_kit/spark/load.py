@@ -38,6 +38,7 @@ from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINU
                              CONTROL_RE, COORDINATION_LOGGER_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
                              LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
                              MESSAGE_ENTRIES, SEP, Classifier)
+from ..logs.wrappers import K9S_BORDER, K9S_TRIM_RE, WRAPPER_RE
 from .sources import lines_before, spark_lines
 
 __all__ = ["load_logs", "load_lines", "parse_logs", "write_parsed", "ParsedLogs", "resolve_files",
@@ -148,9 +149,14 @@ def _classify(df: Any) -> Any:
 
     v = col("value")
     valid = F.is_valid_utf8(v)
-    s1 = df.select("file", "line", F.when(valid, v).otherwise(F.make_valid_utf8(v)).alias("raw"),
+    s0 = df.select("file", "line", F.when(valid, v).otherwise(F.make_valid_utf8(v)).alias("raw"),
                    F.when(valid, F.when(v.startswith("\ufeff"), F.expr("substr(value, 2)"))
-                          .otherwise(v)).alias("text"))
+                          .otherwise(v)).alias("text0"))
+    # a tool's prefix (logs.wrappers): stripped as the Python parser's strip_wrapper does
+    t0 = col("text0")
+    unwrapped = F.regexp_replace(t0, WRAPPER_RE, "")
+    s1 = s0.select("file", "line", "raw", F.when(t0.startswith(K9S_BORDER), F.regexp_replace(
+        unwrapped, K9S_TRIM_RE, "")).otherwise(unwrapped).alias("text"))
     t = col("text")
     # line class as a small int (comparing ints, not strings, on every row); a blank line is
     # empty or starts with a space or TAB (tested on bytes before any regex runs)
