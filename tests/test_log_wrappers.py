@@ -83,3 +83,34 @@ def test_the_wrapped_sample_files():
     k9s = parse_paths(DATA / "wrapped-k9s.log")
     assert [r["layout"] for r in k9s.events] == ["LOG4J", "LOGBACK", "PY-DASHED"]
     assert k9s.counts.other == 1 and k9s.counts.quarantined == 0
+
+
+# -- other clients' wordings and JSON key maps (logs.wordings, patterns.JSON_KEY_MAPS) ----------
+
+def test_kafkajs_json_lines_give_events_with_the_group_and_member_of_their_extras():
+    r = parse_paths(DATA / "client-kafkajs.jsonl")
+    assert [(e["template"], e["event"], e["group"]) for e in r.events] == [
+        ("KJS-JOINED", "joined", "orders"), ("KJS-REBAL", "rejoin_requested", "orders"),
+        ("KJS-UNKNOWN", "heartbeat_failed_reset", "orders")]
+    assert {e["member"] for e in r.events} == {"orders-app-6c1f2b7e-3d0a-4c55-9a1e-2f6b8d0c4e11"}
+    assert all(e["source"] == "client" and e["layout"] == "JSON" for e in r.events)
+    assert r.counts.other == 3 and r.counts.quarantined == 0   # Starting, Stopped, a debug line
+
+
+def test_aiokafka_lines_read_with_kafka_pythons_rows_and_its_own():
+    r = parse_paths(DATA / "client-aiokafka.log")
+    assert r.counts.recognised == 11 and r.counts.quarantined == 0
+    own = [e["template"] for e in r.events if e["template"].startswith("AIO-")]
+    assert own == ["AIO-HB-UNKNOWN", "AIO-SESSION", "AIO-COORD-DEAD"]
+    joined = [e for e in r.events if e["event"] == "joined"][0]
+    assert (joined["group"], joined["generation"]) == ("billing", 4)
+
+
+def test_kafka_go_lines_in_gos_log_layout_and_in_json_loggers():
+    r = parse_paths(DATA / "client-kafka-go.log")
+    assert r.counts.recognised == 9 and r.counts.quarantined == 0
+    assert {e["layout"] for e in r.events} == {"GO-STD", "JSON"}
+    joined = [e for e in r.events if e["event"] == "joined"]
+    assert joined[0]["member"] == "main@host (github.com/segmentio/kafka-go)-3a1c"
+    assert joined[0]["ts"].isoformat() == "2024-05-01T10:00:00+00:00"
+    assert [e["ts"].microsecond for e in r.events if e["template"] == "KGO-SYNCED"] == [123456]

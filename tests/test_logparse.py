@@ -102,7 +102,7 @@ def _text(template_id: str) -> str:
 
 # -- every template and wording parses back from its own rendering -----------------------------
 
-SAMPLES = {"group": "grp-1", "member": "mem-1", "member_id": "", "generation": "7",
+SAMPLES = {"group": "grp-1", "member": "mem-1", "member_id": "mem-1", "generation": "7",
            "partition": "3", "tp": "__consumer_offsets-3", "epoch": "5", "ms": "12",
            "duration_ms": "12", "state": "Stable", "new_state": "Stable", "to_state": "Stable",
            "reason": "some reason", "cause": "some reason", "error": "some reason",
