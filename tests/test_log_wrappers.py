@@ -114,3 +114,14 @@ def test_kafka_go_lines_in_gos_log_layout_and_in_json_loggers():
     assert joined[0]["member"] == "main@host (github.com/segmentio/kafka-go)-3a1c"
     assert joined[0]["ts"].isoformat() == "2024-05-01T10:00:00+00:00"
     assert [e["ts"].microsecond for e in r.events if e["template"] == "KGO-SYNCED"] == [123456]
+
+
+def test_kafka_connect_workers_and_slf4j_simple():
+    r = parse_paths(DATA / "connect-and-slf4j.log")
+    assert r.counts.recognised == 7 and r.counts.other == 1 and r.counts.quarantined == 0
+    assert [e["template"] for e in r.events][:5] == ["CONNECT-REBAL", "J-REJOIN", "J-JOINED",
+                                                     "CONNECT-JOINED-1", "CONNECT-JOINED-0"]
+    assert [e["group"] for e in r.events][:5] == ["connect-cluster"] * 4 + ["old-cluster"]
+    simple = [e for e in r.events if e["layout"] == "SLF4J-SIMPLE"]
+    assert [(e["thread"], e["ts"], e["group"]) for e in simple] == [
+        ("main", None, "demo"), ("kafka-coordinator-heartbeat-thread | demo", None, "demo")]

@@ -448,6 +448,9 @@ LAYOUTS: tuple[Layout, ...] = (
            + _MSG, "log4j `%d{yyyy-MM-dd HH:mm:ss} %-5p %c{1}:%L - %m%n`"),
     Layout("LOG4J-SHORT", _D + " " + _T + " +" + _LEVEL + " +" + _JLOGGER + " - " + _MSG,
            "log4j `%d{yyyy-MM-dd HH:mm:ss} %p %c - %m%n`"),
+    Layout("SLF4J-SIMPLE", _THREAD + " " + _LEVEL + " " + _JLOGGER + " - " + _MSG,
+           "slf4j-simple's default `[thread] LEVEL logger - msg` (SimpleLogger: no date, thread "
+           "and log name shown; ts is NULL)"),
     Layout("PY-BASIC", _LEVEL + ":" + _PYLOGGER + ":" + _MSG,
            "Python `logging.basicConfig()` default `%(levelname)s:%(name)s:%(message)s` (no time)"),
     Layout("GO-STD", r"(?P<date>[0-9]{4}/[0-9]{2}/[0-9]{2}) " + _T + r"(?:\." + _F + ")? " + _MSG,
@@ -476,7 +479,12 @@ LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON",)
 LOG4J_HEAD_RE = "^" + _convert(_LOG4J_HEAD, {"date", "time", "frac", "level"})[0]
 LOG4J_TAIL_RE = "^" + _convert(_LOG4J_TAIL, {"logger"})[0] + "\\z"
 LAYOUT_SLOTS = ("date", "time", "frac", "tz", "epoch", "level", "logger", "thread", "msg")
-LAYOUT_CLASSIFIER = Classifier([Alternative(lay.id, lay.regex) for lay in LAYOUTS], LAYOUT_SLOTS)
+# One bucket for every layout: the Spark loader's layout stage is one regexp_replace.
+LAYOUT_CLASSIFIER = Classifier([Alternative(lay.id, lay.regex) for lay in LAYOUTS], LAYOUT_SLOTS,
+                               bucket_size=32)
+if LAYOUT_CLASSIFIER.n_buckets != 1:
+    raise ValueError(f"{len(LAYOUTS)} layouts: the Spark loader's layout stage takes one bucket "
+                     "(32 layouts); raise LAYOUT_CLASSIFIER's bucket_size")
 # JSON lines: the first key present wins. The key maps of the encoders met in practice
 # (`JSON_KEY_MAPS`: who writes which key for which field) merged in that order, so a line of
 # any of them is read; a key two encoders use for different fields (none today) would be a
@@ -661,6 +669,7 @@ FOREIGN_PREFIXES = (
     "[Consumer instanceId={instance}, clientId={client}, groupId={group}] ",   # static member
     "{facility} [{handle}] [thrd:{thread}]: ",                 # confluent-kafka-python logger=
     "[thrd:{thread}]: ",                                       # librdkafka in another layout
+    "[Worker clientId={client}, groupId={group}] ",            # Kafka Connect's workers
 )
 PREFIXES: tuple[str, ...] = tuple(dict.fromkeys(
     [p for p in CATALOGUE_PREFIXES.values() if p] + list(FOREIGN_PREFIXES)))
@@ -757,6 +766,7 @@ CLIENT_LOGGER_RE = ("^(?:org\\.apache\\.kafka\\.clients\\.|o\\.a\\.k\\.c(?:lient
                     "|o\\.a\\.k\\.clients\\.|kafka\\.(?:coordinator|consumer|conn|client|cluster"
                     "|producer)(?:\\.|" + END + ")|rdkafka\\.)")
 CLIENT_LAYOUTS = ("PY-BRACKET", "PY-DASHED", "PY-COLON", "PY-ASCTIME", "PY-BASIC", "GO-STD",
+                  "SLF4J-SIMPLE",
                   "RDK-STDERR",
                   "RDK-PIPE", "RDK-SYSLOG", "LOGBACK", "LOGBACK-DEFAULT", "SPRINGBOOT")
 

@@ -32,7 +32,7 @@ class Wording:
     event: str | None
     source: str          # broker | client
     origin: str          # who prints it: kafka-classic, kafka-new, java-client, kafka-python,
-    #                      librdkafka, kafkajs, aiokafka, kafka-go
+    #                      librdkafka, kafkajs, aiokafka, kafka-go, kafka-connect
     versions: str        # version range of that origin
     text: str
 
@@ -393,4 +393,15 @@ WORDINGS: tuple[Wording, ...] = (
        "Partition changes found, rebalancing group: {group}."),
     _c("KGO-HB-START", None, "kafka-go", "0.4.x",
        "started heartbeat for group, {group} [{interval}]"),
+    # -- Kafka Connect's distributed workers (WorkerCoordinator.onJoinPrepare, DistributedHerder's
+    # rebalance listener), behind their LogContext `[Worker clientId=.., groupId=..] `; the
+    # worker's group joins through AbstractCoordinator, whose Java client rows apply (its
+    # `Successfully joined group` is the join; the herder's `Joined group at generation ..
+    # and got assignment` comes after the sync: the assignment received) ------------------------
+    _c("CONNECT-REBAL", "rejoin_requested", "kafka-connect", "all", "Rebalance started"),
+    _c("CONNECT-JOINED-0", "assignment_received", "kafka-connect", "<=2.2",
+       "Joined group at generation {generation} and got assignment: {assignment}"),
+    _c("CONNECT-JOINED-1", "assignment_received", "kafka-connect", "2.3+",
+       "Joined group at generation {generation} with protocol version {version} and got "
+       "assignment: {assignment} with rebalance delay: {delay_ms}"),
 )
