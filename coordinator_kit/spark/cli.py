@@ -73,7 +73,8 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="auto (default): the pure-Python parser below "
                    f"{AUTO_SPARK_BYTES // 2**20} MiB of input (${THRESHOLD_ENV}), Spark "
-                   "above; python: never start a JVM; spark: always Spark (same rows)")
+                   "above; python: the pure-Python parser (no JVM for parse and quarantine; "
+                   "report's analyses still run in Spark); spark: always Spark (same rows)")
     p.add_argument("--master", help="Spark master URL (default: local[*], or "
                    "$COORDINATOR_KIT_SPARK_MASTER); implies Spark")
     p.add_argument("--remote", help="Spark Connect URL (or $COORDINATOR_KIT_SPARK_REMOTE); "
@@ -81,7 +82,8 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
 
 
 def pick_engine(args: argparse.Namespace, paths: list[str], command: str) -> str:
-    """The engine for `args.engine` and `paths`, said on stderr (logs.engine decides)."""
+    """The engine for `args.engine` and `paths` (spark.engine.choose_engine); when it was
+    chosen automatically, which one and why goes to stderr."""
     from .engine import choose_engine
 
     choice = choose_engine(paths, args.engine, master=args.master, remote=args.remote)
@@ -97,10 +99,12 @@ def _add_quarantine(logs_sub: Any) -> None:
                             "the quarantined lines grouped by shape (numbers, ids and hex "
                             "masked), with counts and an example file:line each; groups "
                             "holding words of group coordination are marked kafka.")
+    from .report import _non_negative
+
     p.add_argument("paths", nargs="+", metavar="PATH", help="log file or directory")
-    p.add_argument("--limit", type=int, default=20, metavar="N",
+    p.add_argument("--limit", type=_non_negative, default=20, metavar="N",
                    help="groups shown (default 20; 0 shows every group)")
-    p.add_argument("--width", type=int, default=60, metavar="CHARS",
+    p.add_argument("--width", type=_non_negative, default=60, metavar="CHARS",
                    help="cut longer cells to this many characters (default 60; 0: never)")
     add_engine_options(p)
     p.set_defaults(func=run_quarantine)
@@ -136,7 +140,7 @@ def run_quarantine(args: argparse.Namespace) -> int:
         print(f"logs quarantine: error: {exc}", file=sys.stderr)
         return 2
     print(counts.summary())
-    print(format_shapes(shapes, limit=max(args.limit, 0), width=max(args.width, 0)))
+    print(format_shapes(shapes, limit=args.limit, width=args.width))
     print_notes(counts, "logs quarantine")
     return 0
 
