@@ -3,7 +3,9 @@
 Same patterns (`logs.patterns`), same columns (`logs.fields`), same rules, no JVM. It serves
 the core tests, small inputs in notebooks, and the single-process baseline of the benchmark.
 
-Per physical line, in this order (the Spark loader applies the same rules in one `select`):
+Per physical line, in this order (the Spark loader applies the same rules in one `select`),
+after a prefix some tool put in front of the line (docker compose, the CRI format of
+`kubectl logs`, a k9s pane: `logs.wrappers`) is stripped:
 
 1. bytes that are not valid UTF-8, or control characters other than TAB -> quarantine
    "undecodable bytes";
@@ -45,6 +47,7 @@ from typing import IO, Any
 from .fields import COLUMN_NAMES
 from .inputs import (KIT_DATA_FILES, InputNote, LogFile, damage_note, kit_data_file,
                      open_log, scan_inputs)
+from .wrappers import strip_wrapper
 from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, END, HEAD_RE, JSON_KEYS, LAYOUTS,
                        LAYOUT_CLASSIFIER, MESSAGE_CLASSIFIER, MESSAGE_ENTRIES,
                        is_coordination_logger, normalise_level, source_of)
@@ -143,6 +146,7 @@ def _int(value: str | None, bounds: tuple[int, int] = _INT32) -> int | None:
 
 @lru_cache(maxsize=4096)
 def _base_ts(date: str, time: str) -> datetime | None:
+    # by position: `2024-05-01` and Go's `2024/05/01` alike (the Spark loader translates / to -)
     try:
         return datetime(int(date[0:4]), int(date[5:7]), int(date[8:10]), int(time[0:2]),
                         int(time[3:5]), int(time[6:8]), tzinfo=timezone.utc)
@@ -216,12 +220,14 @@ _ROW_TEMPLATE = dict.fromkeys(COLUMN_NAMES)
 
 
 def _record(layout: str, ts: datetime | None, level: str | None, logger: str | None,
-            thread: str | None, msg: str, dated: bool = False
-            ) -> tuple[str, dict[str, Any] | None]:
+            thread: str | None, msg: str, dated: bool = False, group0: str | None = None,
+            member0: str | None = None) -> tuple[str, dict[str, Any] | None]:
     """Classify a record's message; returns (kind, row); no row for an `other` line.
 
     `dated`: the record carries a time stamp; when it gives no time (not a real date, or out
-    of TS_MIN..TS_MAX), an event is quarantined as BAD_TIME instead."""
+    of TS_MIN..TS_MAX), an event is quarantined as BAD_TIME instead. `group0`, `member0`: the
+    record's own fields for them (a JSON line's groupId, memberId), used when the message
+    names none."""
     logger = logger or None
     found = _MESSAGE_MATCH(msg)
     if found is None:
@@ -244,7 +250,8 @@ def _record(layout: str, ts: datetime | None, level: str | None, logger: str | N
     row = _ROW_TEMPLATE.copy()
     row.update(ts=ts, level=normalise_level(level), logger=logger, thread=thread or None,
                layout=layout, source=entry.source, event=entry.event, template=entry.id,
-               group=group or p_group, member=member, generation=_int(generation),
+               group=group or p_group or group0 or None, member=member or member0 or None,
+               generation=_int(generation),
                state=state, reason=reason, partition=_int(partition or p_partition),
                epoch=_int(epoch), duration_ms=_int(duration_ms, _INT64))
     return "event", row
@@ -274,6 +281,7 @@ def classify_line(data: bytes | str) -> tuple[str, dict[str, Any] | None]:
         text = data
     if text.startswith("\ufeff"):
         text = text[1:]
+    text = strip_wrapper(text)
     if _CONTROL.search(text):
         row = _empty_row()
         row["problem"] = "undecodable bytes"
@@ -297,7 +305,8 @@ def classify_line(data: bytes | str) -> tuple[str, dict[str, Any] | None]:
         ts_value = next((obj[k] for k in JSON_KEYS["ts"] if obj.get(k) is not None), None)
         return _record("JSON", _json_ts(ts_value), _json_str(obj, JSON_KEYS["level"]),
                        _json_str(obj, JSON_KEYS["logger"]), _json_str(obj, JSON_KEYS["thread"]),
-                       msg, ts_value is not None)
+                       msg, ts_value is not None, _json_str(obj, JSON_KEYS["group"]),
+                       _json_str(obj, JSON_KEYS["member"]))
     found = _LAYOUT_MATCH(text)
     if found is not None:
         i, (date, time, frac, tz, epoch, level, logger, thread, msg) = found

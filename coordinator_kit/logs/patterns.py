@@ -49,7 +49,7 @@ __all__ = ["SEP", "Classifier", "Alternative", "LAYOUTS", "LAYOUT_IDS", "LAYOUT_
            "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "MessageEntry", "PLACEHOLDER_REGEX",
            "LAYOUT_SLOTS", "MESSAGE_SLOTS", "LOG4J_HEAD_RE", "LOG4J_TAIL_RE", "message_entries", "message_classifier", "PREFIXES", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
            "BLANK_RE", "COORDINATION_LOGGER_RE", "CLIENT_LOGGER_RE", "CLIENT_LAYOUTS",
-           "LEVEL_ALIASES", "JSON_KEYS", "END", "EVENT_NAMES", "template_regex", "is_coordination_logger",
+           "LEVEL_ALIASES", "JSON_KEYS", "JSON_KEY_MAPS", "END", "EVENT_NAMES", "template_regex", "is_coordination_logger",
            "source_of", "normalise_level", "regex_escape"]
 
 SEP = "\x01"          # separates the fields a per-alternative regexp_replace writes
@@ -448,8 +448,15 @@ LAYOUTS: tuple[Layout, ...] = (
            + _MSG, "log4j `%d{yyyy-MM-dd HH:mm:ss} %-5p %c{1}:%L - %m%n`"),
     Layout("LOG4J-SHORT", _D + " " + _T + " +" + _LEVEL + " +" + _JLOGGER + " - " + _MSG,
            "log4j `%d{yyyy-MM-dd HH:mm:ss} %p %c - %m%n`"),
+    Layout("SLF4J-SIMPLE", _THREAD + " " + _LEVEL + " " + _JLOGGER + " - " + _MSG,
+           "slf4j-simple's default `[thread] LEVEL logger - msg` (SimpleLogger: no date, thread "
+           "and log name shown; ts is NULL)"),
     Layout("PY-BASIC", _LEVEL + ":" + _PYLOGGER + ":" + _MSG,
            "Python `logging.basicConfig()` default `%(levelname)s:%(name)s:%(message)s` (no time)"),
+    Layout("GO-STD", r"(?P<date>[0-9]{4}/[0-9]{2}/[0-9]{2}) " + _T + r"(?:\." + _F + ")? " + _MSG,
+           "Go's standard `log` package, `log.LstdFlags` (`2009/11/10 23:00:00 msg`, with "
+           "`Lmicroseconds` a `.123456` fraction): kafka-go's reader logs through a `log.Logger`"
+           " (no level, no logger: its unknown lines are other)"),
     Layout("RDK-STDERR", r"%(?P<level>[0-7])\|(?P<epoch>[0-9]+(?:\.[0-9]+)?)\|"
            r"(?P<logger>[A-Z0-9_]+)\|[^|\x00]*\| " + _RDK_THREAD + _MSG,
            "librdkafka's default log_cb `%7|<sec.usec>|FAC|<handle>| [thrd:..]: msg`",
@@ -472,15 +479,60 @@ LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON",)
 LOG4J_HEAD_RE = "^" + _convert(_LOG4J_HEAD, {"date", "time", "frac", "level"})[0]
 LOG4J_TAIL_RE = "^" + _convert(_LOG4J_TAIL, {"logger"})[0] + "\\z"
 LAYOUT_SLOTS = ("date", "time", "frac", "tz", "epoch", "level", "logger", "thread", "msg")
-LAYOUT_CLASSIFIER = Classifier([Alternative(lay.id, lay.regex) for lay in LAYOUTS], LAYOUT_SLOTS)
-# JSON lines: the first key present wins (logstash-logback, ECS, python-json-logger, pino...).
-JSON_KEYS: dict[str, tuple[str, ...]] = {
-    "ts": ("@timestamp", "timestamp", "time", "ts", "asctime"),
-    "level": ("level", "levelname", "severity", "log.level"),
-    "logger": ("logger_name", "logger", "name", "log.logger"),
-    "thread": ("thread_name", "thread", "threadName"),
-    "msg": ("message", "msg"),
+# One bucket for every layout: the Spark loader's layout stage is one regexp_replace.
+LAYOUT_CLASSIFIER = Classifier([Alternative(lay.id, lay.regex) for lay in LAYOUTS], LAYOUT_SLOTS,
+                               bucket_size=32)
+if LAYOUT_CLASSIFIER.n_buckets != 1:
+    raise ValueError(f"{len(LAYOUTS)} layouts: the Spark loader's layout stage takes one bucket "
+                     "(32 layouts); raise LAYOUT_CLASSIFIER's bucket_size")
+# JSON lines: the first key present wins. The key maps of the encoders met in practice
+# (`JSON_KEY_MAPS`: who writes which key for which field) merged in that order, so a line of
+# any of them is read; a key two encoders use for different fields (none today) would be a
+# conflict `_json_keys` refuses.
+JSON_KEY_MAPS: dict[str, dict[str, tuple[str, ...]]] = {
+    # logstash-logback-encoder's LogstashEncoder (its documented standard fields)
+    "logstash-logback": {"ts": ("@timestamp",), "level": ("level",),
+                         "logger": ("logger_name",), "thread": ("thread_name",),
+                         "msg": ("message",)},
+    # Elastic Common Schema (ecs-logging-java, ecs-logging-python), dotted keys as written
+    "ecs": {"ts": ("@timestamp",), "level": ("log.level",), "logger": ("log.logger",),
+            "thread": ("process.thread.name",), "msg": ("message",)},
+    # kafkajs' default logCreator (src/loggers/console.js): JSON.stringify of {level: label,
+    # timestamp, logger: 'kafkajs', message: '[Namespace] message', ...extra}; its extras name
+    # the group and the member (groupId, memberId: src/consumer/consumerGroup.js, runner.js)
+    "kafkajs": {"ts": ("timestamp",), "level": ("level",), "logger": ("logger",),
+                "msg": ("message",), "group": ("groupId",), "member": ("memberId",)},
+    # python-json-logger (its default fields are LogRecord attribute names)
+    "python-json-logger": {"ts": ("asctime", "timestamp"), "level": ("levelname",),
+                           "logger": ("name",), "thread": ("threadName",),
+                           "msg": ("message",)},
+    # pino (time in epoch milliseconds, numeric levels 10-60, msg)
+    "pino": {"ts": ("time",), "level": ("level",), "logger": ("name",), "msg": ("msg",)},
+    # other common shapes: `ts` (zap, structlog), `severity` (Google Cloud Logging),
+    # `thread`, `group_id`/`member_id` (snake-case clients)
+    "other": {"ts": ("ts", "time"), "level": ("severity",), "logger": ("logger",),
+              "thread": ("thread",), "group": ("group_id",), "member": ("member_id",)},
 }
+
+
+def _json_keys(maps: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, tuple[str, ...]]:
+    """field -> keys, in the order the key maps name them; a key naming two fields is an
+    error (the line could not say which it meant)."""
+    out: dict[str, list[str]] = {}
+    owner: dict[str, str] = {}
+    for encoder, fields in maps.items():
+        for name, keys in fields.items():
+            for key in keys:
+                if owner.setdefault(key, name) != name:
+                    raise ValueError(f"JSON key {key!r} of {encoder} names {name}, another "
+                                     f"encoder's {owner[key]}")
+                out.setdefault(name, [])
+                if key not in out[name]:
+                    out[name].append(key)
+    return {name: tuple(keys) for name, keys in out.items()}
+
+
+JSON_KEYS: dict[str, tuple[str, ...]] = _json_keys(JSON_KEY_MAPS)
 
 # -- stage 2: messages -----------------------------------------------------------------------------
 
@@ -618,6 +670,7 @@ FOREIGN_PREFIXES = (
     "[Consumer instanceId={instance}, clientId={client}, groupId={group}] ",   # static member
     "{facility} [{handle}] [thrd:{thread}]: ",                 # confluent-kafka-python logger=
     "[thrd:{thread}]: ",                                       # librdkafka in another layout
+    "[Worker clientId={client}, groupId={group}] ",            # Kafka Connect's workers
 )
 PREFIXES: tuple[str, ...] = tuple(dict.fromkeys(
     [p for p in CATALOGUE_PREFIXES.values() if p] + list(FOREIGN_PREFIXES)))
@@ -713,7 +766,9 @@ COORDINATION_LOGGER_RE = (
 CLIENT_LOGGER_RE = ("^(?:org\\.apache\\.kafka\\.clients\\.|o\\.a\\.k\\.c(?:lients)?\\.c(?:onsumer)?\\."
                     "|o\\.a\\.k\\.clients\\.|kafka\\.(?:coordinator|consumer|conn|client|cluster"
                     "|producer)(?:\\.|" + END + ")|rdkafka\\.)")
-CLIENT_LAYOUTS = ("PY-BRACKET", "PY-DASHED", "PY-COLON", "PY-ASCTIME", "PY-BASIC", "RDK-STDERR",
+CLIENT_LAYOUTS = ("PY-BRACKET", "PY-DASHED", "PY-COLON", "PY-ASCTIME", "PY-BASIC", "GO-STD",
+                  "SLF4J-SIMPLE",
+                  "RDK-STDERR",
                   "RDK-PIPE", "RDK-SYSLOG", "LOGBACK", "LOGBACK-DEFAULT", "SPRINGBOOT")
 
 LEVEL_ALIASES: dict[str, str] = {

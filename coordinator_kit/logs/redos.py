@@ -207,6 +207,8 @@ def parser_patterns() -> dict[str, tuple[str, str]]:
     as Python compiles it (the Spark forms of the classifiers are the same alternatives)."""
     from . import parse as _parse
     from . import patterns as P
+    from . import quarantine as Q
+    from . import wrappers as W
 
     out = {
         "layouts": (P.LAYOUT_CLASSIFIER.python, "match"),
@@ -220,6 +222,10 @@ def parser_patterns() -> dict[str, tuple[str, str]]:
         "LOG4J_HEAD_RE": (P.LOG4J_HEAD_RE.replace("\\z", "\\Z"), "search"),
         "LOG4J_TAIL_RE": (P.LOG4J_TAIL_RE.replace("\\z", "\\Z"), "search"),
         "JSON_TS_RE": (_parse.JSON_TS_RE, "search"),
+        "COORDINATION_RE": (Q.COORDINATION_RE, "search"),
+        "WRAPPER_RE": (W.WRAPPER_RE, "search"),
+        "K9S_TRIM_RE": (W.K9S_TRIM_RE, "search"),
+        **{f"SHAPE_RULES.{r.name}": (r.regex, "search") for r in Q.SHAPE_RULES},
     }
     for name, (rx, how) in list(out.items()):
         re.compile(rx)

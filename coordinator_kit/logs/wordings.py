@@ -8,7 +8,8 @@ reads a 2.8 broker log and a kit log alike. Sources: Kafka's log calls at the re
 each row's version range (0.9.0.1 to 3.9, and the 4.0 development line), kafka-python's (1.x,
 2.x, and 3.0.12 for its 3.x wording) and librdkafka's. The ids are the kit's own: B- the classic
 broker `GroupCoordinator`, M- its `GroupMetadataManager`, N-/NC- the new group coordinator,
-J- the Java client, PY- kafka-python, RDK- librdkafka; a number tells wordings of one line apart.
+J- the Java client, PY- kafka-python, RDK- librdkafka, KJS- kafkajs, AIO- aiokafka, KGO- kafka-go;
+a number tells wordings of one line apart.
 
 Texts use the catalogue's `str.format` placeholders (literal braces doubled); `patterns.py`
 turns them into regexes. A row whose wording equals a catalogue template is dropped there (the
@@ -30,7 +31,8 @@ class Wording:
     id: str
     event: str | None
     source: str          # broker | client
-    origin: str          # who prints it: kafka-classic, kafka-new, java-client, kafka-python, librdkafka
+    origin: str          # who prints it: kafka-classic, kafka-new, java-client, kafka-python,
+    #                      librdkafka, kafkajs, aiokafka, kafka-go, kafka-connect
     versions: str        # version range of that origin
     text: str
 
@@ -349,4 +351,57 @@ WORDINGS: tuple[Wording, ...] = (
     _c("RDK-HB-ERR-1", "heartbeat_failed", "librdkafka", "all",
        "Group \"{group}\" heartbeat error response in state {cgrp_state} (join-state "
        "{join_state}, {count} partition(s) assigned): {reason}"),
+    # -- kafkajs (2.x; src/consumer/consumerGroup.js, runner.js, index.js). Its default
+    # logCreator (src/loggers/console.js) writes JSON lines whose message is
+    # `[<namespace>] <message>` and whose extras carry groupId and memberId (patterns'
+    # JSON_KEY_MAPS read them into the group and member columns) --------------------------------
+    _c("KJS-JOINED", "joined", "kafkajs", "1.x-2.x",
+       "[ConsumerGroup] Consumer has joined the group"),
+    _c("KJS-REBAL", "rejoin_requested", "kafkajs", "1.x-2.x",
+       "[Runner] The group is rebalancing, re-joining"),
+    _c("KJS-UNKNOWN", "heartbeat_failed_reset", "kafkajs", "1.x-2.x",
+       "[Runner] The coordinator is not aware of this member, re-joining the group"),
+    _c("KJS-START", None, "kafkajs", "1.x-2.x", "[Consumer] Starting"),
+    _c("KJS-STOPPED", None, "kafkajs", "1.x-2.x", "[Consumer] Stopped"),
+    # -- aiokafka (0.x; aiokafka/consumer/group_coordinator.py, logger
+    # aiokafka.consumer.group_coordinator). Forked from kafka-python 1.x: most of its lines are
+    # kafka-python's rows above; these are its own (the missing space and the double space
+    # are aiokafka's) ----------------------------------------------------------------------------
+    _c("AIO-COORD-DEAD", "coordinator_lost", "aiokafka", "0.x",
+       "Marking the coordinator dead (node {node})for group {group}."),
+    _c("AIO-SESSION", "heartbeat_session_expired", "aiokafka", "0.x",
+       "Heartbeat session expired - marking coordinator dead"),
+    _c("AIO-HB-UNKNOWN", "heartbeat_failed_reset", "aiokafka", "0.x",
+       "Heartbeat failed: local member_id was not recognized; resetting and re-joining group"),
+    _c("AIO-HB-STALE", "heartbeat_failed_stale", "aiokafka", "0.x",
+       "Heartbeat failed for group {group}: generation id is not  current."),
+    _c("AIO-LEAVE-OK", None, "aiokafka", "0.x", "LeaveGroup request succeeded"),
+    # -- kafka-go (0.4.x; consumergroup.go, through the Logger the user gives the reader). Its
+    # member ids hold spaces (the default client id is `<program>@<host>
+    # (github.com/segmentio/kafka-go)`), hence {member_id} (any text) ---------------------------
+    _c("KGO-JOINED-0", "joined", "kafka-go", "0.4.x",
+       "Joined group {group} as member {member_id} in generation {generation}"),
+    _c("KGO-JOINED-1", "joined", "kafka-go", "0.4.x",
+       "joined group {group} as member {member_id} in generation {generation}"),
+    _c("KGO-JOIN-FAIL", "join_failed", "kafka-go", "0.4.x", "Failed to join group {group}: {error}"),
+    _c("KGO-SYNC-FAIL", "sync_failed", "kafka-go", "0.4.x", "Failed to sync group {group}: {error}"),
+    _c("KGO-SYNCED", "synced", "kafka-go", "0.4.x", "sync group finished for group, {group}"),
+    _c("KGO-LEADER", "assignment_computed", "kafka-go", "0.4.x",
+       "selected as leader for group, {group}"),
+    _c("KGO-LEAVE", "leave_sent", "kafka-go", "0.4.x", "Leaving group {group}, member {member_id}"),
+    _c("KGO-REBAL", "rejoin_requested", "kafka-go", "0.4.x",
+       "Partition changes found, rebalancing group: {group}."),
+    _c("KGO-HB-START", None, "kafka-go", "0.4.x",
+       "started heartbeat for group, {group} [{interval}]"),
+    # -- Kafka Connect's distributed workers (WorkerCoordinator.onJoinPrepare, DistributedHerder's
+    # rebalance listener), behind their LogContext `[Worker clientId=.., groupId=..] `; the
+    # worker's group joins through AbstractCoordinator, whose Java client rows apply (its
+    # `Successfully joined group` is the join; the herder's `Joined group at generation ..
+    # and got assignment` comes after the sync: the assignment received) ------------------------
+    _c("CONNECT-REBAL", "rejoin_requested", "kafka-connect", "all", "Rebalance started"),
+    _c("CONNECT-JOINED-0", "assignment_received", "kafka-connect", "<=2.2",
+       "Joined group at generation {generation} and got assignment: {assignment}"),
+    _c("CONNECT-JOINED-1", "assignment_received", "kafka-connect", "2.3+",
+       "Joined group at generation {generation} with protocol version {version} and got "
+       "assignment: {assignment} with rebalance delay: {delay_ms}"),
 )

@@ -1,14 +1,21 @@
 """`python -m coordinator_kit logs ...`: parse Kafka logs into Parquet (and, from report.py,
 analyse them).
 
-    python -m coordinator_kit logs parse PATH... --out DIR [--engine spark|python]
+    python -m coordinator_kit logs parse PATH... --out DIR [--engine auto|python|spark]
+    python -m coordinator_kit logs quarantine PATH... [--engine auto|python|spark]
 
-writes DIR/events.parquet and DIR/quarantine.parquet and prints one line,
-`parsed N lines: R recognised, Q quarantined, O other`. A missing path or an empty input
-is reported on stderr with exit code 2.
+`parse` writes DIR/events.parquet and DIR/quarantine.parquet and prints
+`parsed N lines: R recognised, Q quarantined, O other`, then where it wrote them; which engine
+ran, and why, goes to stderr. `quarantine` prints the quarantined lines grouped by shape
+(`logs.quarantine`), flagging the groups that look like group coordination. A missing path
+or an empty input is reported on stderr with exit code 2.
 
-Sub-commands register themselves on the `logs` parser: `parse` here; `report` is added by
-`coordinator_kit.spark.report.add_parser(logs_subparsers)` when that module exists.
+`--engine auto` (the default) parses small inputs with the pure-Python parser and large ones
+with Spark (`spark.engine.choose_engine`): both give the same rows, Python without the JVM's
+start.
+
+Sub-commands register themselves on the `logs` parser: `parse` and `quarantine` here;
+`report` is added by `coordinator_kit.spark.report.add_parser(logs_subparsers)`.
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "run_parse", "write_parsed_python", "check_input", "print_notes"]
+__all__ = ["add_parser", "run_parse", "run_quarantine", "write_parsed_python", "check_input",
+           "print_notes", "add_engine_options", "pick_engine"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -30,6 +38,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                  "versions) into Parquet, and analyse them.")
     logs_sub = logs.add_subparsers(dest="logs_command", required=True, metavar="COMMAND")
     _add_parse(logs_sub)
+    _add_quarantine(logs_sub)
     _add_optional(logs_sub, f"{__package__}.report")
     return logs
 
@@ -52,13 +61,88 @@ def _add_parse(logs_sub: Any) -> None:
                             "OUT/events.parquet and OUT/quarantine.parquet.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="log file or directory")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    p.add_argument("--engine", choices=("spark", "python"), default="spark",
-                   help="spark (default) or the pure-Python reference parser (no JVM)")
     p.add_argument("--overwrite", action="store_true", help="replace existing output files")
-    p.add_argument("--master", help="Spark master URL (default: local[*], or "
-                   "$COORDINATOR_KIT_SPARK_MASTER)")
-    p.add_argument("--remote", help="Spark Connect URL (or $COORDINATOR_KIT_SPARK_REMOTE)")
+    add_engine_options(p)
     p.set_defaults(func=run_parse)
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """--engine, --master, --remote: shared by parse, quarantine and report."""
+    from .engine import AUTO_SPARK_BYTES, ENGINES, THRESHOLD_ENV
+
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="auto (default): the pure-Python parser below "
+                   f"{AUTO_SPARK_BYTES // 2**20} MiB of input (${THRESHOLD_ENV}), Spark "
+                   "above; python: the pure-Python parser (no JVM for parse and quarantine; "
+                   "report's analyses still run in Spark); spark: always Spark (same rows)")
+    p.add_argument("--master", help="Spark master URL (default: local[*], or "
+                   "$COORDINATOR_KIT_SPARK_MASTER); implies Spark")
+    p.add_argument("--remote", help="Spark Connect URL (or $COORDINATOR_KIT_SPARK_REMOTE); "
+                   "implies Spark")
+
+
+def pick_engine(args: argparse.Namespace, paths: list[str], command: str) -> str:
+    """The engine for `args.engine` and `paths` (spark.engine.choose_engine); when it was
+    chosen automatically, which one and why goes to stderr."""
+    from .engine import choose_engine
+
+    choice = choose_engine(paths, args.engine, master=args.master, remote=args.remote)
+    if args.engine == "auto":
+        print(f"{command}: engine: {choice}", file=sys.stderr)
+    return choice.engine
+
+
+def _add_quarantine(logs_sub: Any) -> None:
+    p = logs_sub.add_parser("quarantine", help="group the lines the parser could not read by "
+                            "shape, and flag those that look like group coordination",
+                            description="Parse log files (or directories of them) and print "
+                            "the quarantined lines grouped by shape (numbers, ids and hex "
+                            "masked), with counts and an example file:line each; groups "
+                            "holding words of group coordination are marked kafka.")
+    from .report import _non_negative
+
+    p.add_argument("paths", nargs="+", metavar="PATH", help="log file or directory")
+    p.add_argument("--limit", type=_non_negative, default=20, metavar="N",
+                   help="groups shown (default 20; 0 shows every group)")
+    p.add_argument("--width", type=_non_negative, default=60, metavar="CHARS",
+                   help="cut longer cells to this many characters (default 60; 0: never)")
+    add_engine_options(p)
+    p.set_defaults(func=run_quarantine)
+
+
+def run_quarantine(args: argparse.Namespace) -> int:
+    import warnings
+
+    from ..logs.parse import LogInputWarning, SkippedFilesWarning
+    from .quarantine import format_shapes
+
+    try:
+        paths = check_input(list(args.paths), "logs quarantine")
+        engine = pick_engine(args, paths, "logs quarantine")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SkippedFilesWarning)
+            warnings.simplefilter("ignore", LogInputWarning)
+            if engine == "python":
+                from ..logs.parse import parse_paths
+                from ..logs.quarantine import quarantine_shapes
+
+                result = parse_paths(paths)
+                counts, shapes = result.counts, quarantine_shapes(result.quarantine)
+            else:
+                from .load import parse_logs
+                from .quarantine import quarantine_shapes_spark
+                from .session import get_session
+
+                parsed = parse_logs(paths, get_session(args.master, remote=args.remote),
+                                    checkpoint=True)
+                counts, shapes = parsed.counts(), quarantine_shapes_spark(parsed.quarantine)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"logs quarantine: error: {exc}", file=sys.stderr)
+        return 2
+    print(counts.summary())
+    print(format_shapes(shapes, limit=args.limit, width=args.width))
+    print_notes(counts, "logs quarantine")
+    return 0
 
 
 def _check_input(paths: list[str]) -> list[str]:
@@ -107,10 +191,11 @@ def run_parse(args: argparse.Namespace) -> int:
     try:
         paths = _check_input(list(args.paths))
         check_out_dir(args.out)
+        engine = pick_engine(args, paths, "logs parse")
         with warnings.catch_warnings():    # skipped files and notes: said once, here
             warnings.simplefilter("ignore", SkippedFilesWarning)
             warnings.simplefilter("ignore", LogInputWarning)
-            if args.engine == "python":
+            if engine == "python":
                 counts = write_parsed_python(paths, args.out, overwrite=args.overwrite)
             else:
                 from .load import write_parsed
@@ -126,6 +211,9 @@ def run_parse(args: argparse.Namespace) -> int:
               f"{exc.strerror or exc}; give another --out", file=sys.stderr)
         return 2
     print(counts.summary())
+    out = Path(args.out)
+    print(f"wrote {out / 'events.parquet'} ({counts.recognised} events) and "
+          f"{out / 'quarantine.parquet'} ({counts.quarantined} quarantined records)")
     print_notes(counts, "logs parse")
     return 0
 

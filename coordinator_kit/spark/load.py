@@ -38,6 +38,7 @@ from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINU
                              CONTROL_RE, COORDINATION_LOGGER_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
                              LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
                              MESSAGE_ENTRIES, SEP, Classifier)
+from ..logs.wrappers import K9S_BORDER, K9S_TRIM_RE, WRAPPER_RE
 from .sources import lines_before, spark_lines
 
 __all__ = ["load_logs", "load_lines", "parse_logs", "write_parsed", "ParsedLogs", "resolve_files",
@@ -121,6 +122,7 @@ def _ts(F: Any, date: Any, time: Any, frac: Any, tz: Any, epoch: Any, epoch_unit
     tz_norm = F.coalesce(F.when(F.length(tz) == 5, F.concat(F.substring(tz, 1, 3), F.lit(":"),
                                                             F.substring(tz, 4, 2))).otherwise(tz),
                          F.lit("Z"))
+    date = F.translate(date, "/", "-")      # Go's 2009/11/10 (GO-STD), as logs.parse._base_ts
     iso = F.concat(date, F.lit("T"), time, F.lit("."), F.rpad(F.coalesce(frac, F.lit("")), 6, "0"),
                    tz_norm)
     micros = F.round(epoch.try_cast("decimal(20,6)") * epoch_unit, 0).try_cast("long")
@@ -148,9 +150,14 @@ def _classify(df: Any) -> Any:
 
     v = col("value")
     valid = F.is_valid_utf8(v)
-    s1 = df.select("file", "line", F.when(valid, v).otherwise(F.make_valid_utf8(v)).alias("raw"),
+    s0 = df.select("file", "line", F.when(valid, v).otherwise(F.make_valid_utf8(v)).alias("raw"),
                    F.when(valid, F.when(v.startswith("\ufeff"), F.expr("substr(value, 2)"))
-                          .otherwise(v)).alias("text"))
+                          .otherwise(v)).alias("text0"))
+    # a tool's prefix (logs.wrappers): stripped as the Python parser's strip_wrapper does
+    t0 = col("text0")
+    unwrapped = F.regexp_replace(t0, WRAPPER_RE, "")
+    s1 = s0.select("file", "line", "raw", F.when(t0.startswith(K9S_BORDER), F.regexp_replace(
+        unwrapped, K9S_TRIM_RE, "")).otherwise(unwrapped).alias("text"))
     t = col("text")
     # line class as a small int (comparing ints, not strings, on every row); a blank line is
     # empty or starts with a space or TAB (tested on bytes before any regex runs)
@@ -225,6 +232,8 @@ def _classify(df: Any) -> Any:
         F.when(c0 == _JSON, jget("level")).otherwise(lslot("level")).alias("level0"),
         F.when(c0 == _JSON, jget("logger")).otherwise(lslot("logger")).alias("logger1"),
         F.when(c0 == _JSON, jget("thread")).otherwise(lslot("thread")).alias("thread0"),
+        F.when(c0 == _JSON, nz(jget("group"))).alias("jgroup"),
+        F.when(c0 == _JSON, nz(jget("member"))).alias("jmember"),
         *[lslot(name).alias(f"l_{name}") for name in ("date", "time", "frac", "tz", "epoch")])
     lidx, jts = col("lidx"), col("jts")
     layout_ids = _array(F, [lay.id for lay in LAYOUTS])
@@ -237,7 +246,8 @@ def _classify(df: Any) -> Any:
 
     is_json = c0 == _JSON
     s5 = s4.select(
-        "file", "line", "raw", "text", "c0", "lidx", "msg", "level0", "thread0",
+        "file", "line", "raw", "text", "c0", "lidx", "msg", "level0", "thread0", "jgroup",
+        "jmember",
         F.when(is_json, col("jcorrupt").isNull() & col("msg").isNotNull())
         .otherwise(lidx.isNotNull()).alias("is_record"),
         F.when(is_json, F.lit("JSON")).otherwise(F.try_element_at(layout_ids, lidx + 1))
@@ -263,7 +273,7 @@ def _classify(df: Any) -> Any:
     t2 = F.concat(col("msg"), F.lit(M.suffix))
     s6 = s5.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "msg", "level0", "logger0",
-        "thread0", "json_problem", "dated",
+        "thread0", "json_problem", "dated", "jgroup", "jmember",
         _ts(F, col("date"), col("time"), col("frac"), col("tz"), col("epoch"), col("unit"))
         .alias("ts0"),
         F.when(rec, F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
@@ -271,7 +281,8 @@ def _classify(df: Any) -> Any:
     s7 = s6.select("*", F.when(mcode != "", F.position(mcode, F.lit(M.table)) - 1)
                    .alias("mbucket"))
     s8 = s7.select("file", "line", "raw", "text", "c0", "is_record", "layout", "level0",
-                   "logger0", "thread0", "json_problem", "dated", "ts0", "mbucket",
+                   "logger0", "thread0", "json_problem", "dated", "ts0", "mbucket", "jgroup",
+                   "jmember",
                    F.when(col("mbucket").isNotNull(),
                           _bucket_case(F, M, t2, col("mbucket"))).alias("mp"))
     mp = col("mp")
@@ -283,8 +294,8 @@ def _classify(df: Any) -> Any:
         "file", "line", "raw", "text", "c0", "is_record", "layout", "level0", "logger0",
         "thread0", "json_problem", "dated", "ts0",
         _alt_index(F, M, col("mbucket"), mp).alias("midx"),
-        F.coalesce(slot("group"), slot("p_group")).alias("m_group"),
-        slot("member").alias("m_member"), slot("generation").alias("m_generation"),
+        F.coalesce(slot("group"), slot("p_group"), col("jgroup")).alias("m_group"),
+        F.coalesce(slot("member"), col("jmember")).alias("m_member"), slot("generation").alias("m_generation"),
         slot("state").alias("m_state"), slot("reason").alias("m_reason"),
         F.coalesce(slot("partition"), slot("p_partition")).alias("m_partition"),
         slot("epoch").alias("m_epoch"), slot("duration_ms").alias("m_duration"))

@@ -2,11 +2,14 @@
 
     python -m coordinator_kit logs report datasets/one-dies
     python -m coordinator_kit logs report broker.log client-*.log --limit 0
+    python -m coordinator_kit logs report datasets/one-dies --engine spark
 
 Parses the files (or directories of them) with `load_logs`, runs every analysis of
 `coordinator_kit.spark.analyses` and prints each as a plain-text table: rebalance episodes,
 member departures, heartbeat gaps per member, coordinator loads and unloads, and the group-state
-timeline. Times are UTC. A path that does not exist, a directory with no files, files with no
+timeline, then the quarantined lines grouped by shape. Times are UTC. The analyses are Spark
+queries; `--engine auto` (the default) parses a small input with the pure-Python parser and
+hands its rows to Spark, a large one with Spark itself (`spark.engine`). A path that does not exist, a directory with no files, files with no
 lines, or lines none of which is a coordinator event is reported on stderr with exit code 2.
 
 `cli.py` (the `logs` command) calls `add_parser(logs_subparsers)` to register `report`.
@@ -45,9 +48,9 @@ def add_parser(logs_subparsers: Any) -> argparse.ArgumentParser:
                    help="rows shown per table (default 20; 0 shows every row)")
     p.add_argument("--width", type=_non_negative, default=60, metavar="CHARS",
                    help="cut longer cells to this many characters (default 60; 0: never)")
-    p.add_argument("--master", help="Spark master URL (default: the active session, else "
-                   "local[*] or $COORDINATOR_KIT_SPARK_MASTER)")
-    p.add_argument("--remote", help="Spark Connect URL (or $COORDINATOR_KIT_SPARK_REMOTE)")
+    from .cli import add_engine_options
+
+    add_engine_options(p)
     p.set_defaults(func=run_report)
     return p
 
@@ -75,37 +78,65 @@ def run_report(args: argparse.Namespace) -> int:
 
     from ..logs.parse import LogInputWarning, SkippedFilesWarning
 
+    from .cli import pick_engine
+
     try:
         paths = check_paths(list(args.paths))
+        engine = pick_engine(args, paths, "logs report")
     except (FileNotFoundError, ValueError) as exc:
         print(f"logs report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     spark = _session(args.master, args.remote)
-    from .load import parse_logs
 
     with warnings.catch_warnings():       # skipped files: said once, by check_paths
         warnings.simplefilter("ignore", SkippedFilesWarning)
         warnings.simplefilter("ignore", LogInputWarning)
-        parsed = parse_logs(paths, spark)
-    for note in parsed.notes:             # the same notes as `logs parse` prints
+        events, shapes, counts_of, notes = _parse(paths, spark, engine)
+    for note in notes:                    # the same notes as `logs parse` prints
         print(f"logs report: note: {note}", file=sys.stderr)
-    events = parsed.events.cache()
+    events = events.cache()
     zone = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "UTC")     # times are printed in UTC
     try:
         if events.limit(1).count() == 0:
-            counts = parsed.counts()
+            counts = counts_of()
             print(f"logs report: error: no coordinator events in {' '.join(paths)}: "
                   f"{counts.read} lines read, none is a Kafka group-coordination message "
                   f"({counts.quarantined} quarantined, {counts.other} other); "
                   "`logs parse` writes the quarantined lines out for a look",
                   file=sys.stderr)
             return EXIT_BAD_INPUT
-        write_report(events, sys.stdout, limit=args.limit, width=args.width)
+        write_report(events, sys.stdout, limit=args.limit, width=args.width, shapes=shapes)
     finally:
         events.unpersist()
         spark.conf.set("spark.sql.session.timeZone", zone)
     return 0
+
+
+def _parse(paths: list[str], spark: Any, engine: str) -> tuple[Any, Any, Any, list[Any]]:
+    """(events DataFrame, quarantine shapes, a function giving the counts, input notes).
+
+    The python engine parses with `logs.parse` and hands the events to Spark as one table
+    (the analyses are Spark queries): the same rows as Spark's own parse, without its
+    cold query over the text."""
+    if engine == "python":
+        import pyarrow as pa
+
+        from ..logs.parse import parse_paths
+        from ..logs.quarantine import quarantine_shapes
+        from .schema import arrow_schema, spark_schema
+
+        result = parse_paths(paths)
+        table = pa.Table.from_pylist(result.events, schema=arrow_schema())
+        events = (spark.createDataFrame(table, spark_schema()) if table.num_rows
+                  else spark.createDataFrame([], spark_schema()))
+        return (events, quarantine_shapes(result.quarantine), lambda: result.counts,
+                result.counts.notes)
+    from .load import parse_logs
+    from .quarantine import quarantine_shapes_spark
+
+    parsed = parse_logs(paths, spark)
+    return parsed.events, quarantine_shapes_spark(parsed.quarantine), parsed.counts, parsed.notes
 
 
 def _session(master: str | None, remote: str | None) -> Any:
@@ -120,8 +151,10 @@ def _session(master: str | None, remote: str | None) -> Any:
     return get_session(master, remote=remote)
 
 
-def write_report(events: Any, out: IO[str], *, limit: int = 20, width: int = 60) -> None:
-    """Print every analysis of `events` (a `load_logs` DataFrame) as a table to `out`."""
+def write_report(events: Any, out: IO[str], *, limit: int = 20, width: int = 60,
+                 shapes: list[Any] | None = None) -> None:
+    """Print every analysis of `events` (a `load_logs` DataFrame) as a table to `out`; with
+    `shapes` (logs.quarantine.quarantine_shapes), a last section on the quarantined lines."""
     from . import analyses as A
 
     from pyspark.sql import functions as F
@@ -155,6 +188,11 @@ def write_report(events: Any, out: IO[str], *, limit: int = 20, width: int = 60)
     _section(out, "Coordinator loads and unloads per partition", A.coordinator_loads(events),
              limit, width)
     _section(out, "Group state timeline", A.group_state_timeline(events), limit, width)
+    if shapes is not None:
+        from .quarantine import format_shapes
+
+        out.write("\n== Quarantined lines by shape (`logs quarantine` shows them alone)\n")
+        out.write(format_shapes(shapes, limit=limit, width=width) + "\n")
 
 
 def _section(out: IO[str], title: str, df: Any, limit: int, width: int,
