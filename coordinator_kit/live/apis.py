@@ -12,12 +12,10 @@ ListOffsets, Fetch, Produce, CreateTopics) serve the in-memory data log (`datalo
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 from kafka.record import MemoryRecords, MemoryRecordsBuilder
 
 from ..errors import Errors, KafkaError, handle_operation_exception
@@ -27,9 +25,11 @@ from ..group.api import (ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, Hea
                          OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest,
                          PartitionData, RequestContext, SyncGroupRequest)
 from ..group.classic import Protocol
+from ..group.modern.topics import topic_id as kit_topic_id
+from ..group.protocol import ConsumerProtocolAssignment
 from ..runtime.future import CoordinatorFuture
 from ..topic import CONSUMER_OFFSETS, illegal_name_reason
-from .datalog import PartitionLog, topic_id, topic_id_string
+from .datalog import PartitionLog, topic_id, topic_id_string, wire_topic_id
 from .versions import CODECS
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def _code(error: Errors | None) -> int:
 
 def cluster_id(name: str) -> str:
     """A Kafka-shaped cluster id (22 characters of URL-safe base64, as `Uuid.toString`)."""
-    return base64.urlsafe_b64encode(topic_id(f"cluster:{name}").bytes).decode()[:22]
+    return kit_topic_id(f"cluster:{name}")
 
 
 class KafkaApis:
@@ -329,12 +329,12 @@ class KafkaApis:
         R = CODECS[68].response
         assignment = None
         if resp.assignment is not None:
-            names = {topic_id_string(topic_id(n)): n for n in self.data.topics}
+            names = {kit_topic_id(n): n for n in self.data.topics}
             conn.assignments[request.group_id] = sorted(
                 (names.get(t.topic_id, t.topic_id), p)
                 for t in resp.assignment.topic_partitions for p in t.partitions)
             assignment = R.Assignment(topic_partitions=[
-                R.Assignment.TopicPartitions(topic_id=_wire_id(t.topic_id),
+                R.Assignment.TopicPartitions(topic_id=wire_topic_id(t.topic_id),
                                              partitions=list(t.partitions))
                 for t in resp.assignment.topic_partitions])
         return R(version=version, throttle_time_ms=0, error_code=_code(resp.error),
@@ -630,12 +630,6 @@ class KafkaApis:
         return R(version=version, responses=responses, throttle_time_ms=0)
 
 
-def _wire_id(printed: str) -> Any:
-    """A topic id in Kafka's printed form as the codec's `uuid.UUID`."""
-    import uuid
-    return uuid.UUID(bytes=base64.urlsafe_b64decode(printed + "=="))
-
-
 def _batch(records: list[Any], epoch_ms: int) -> bytes:
     """One v2 record batch (magic 2, no compression) holding `records`."""
     if not records:
@@ -664,15 +658,15 @@ def parse_records(data: bytes) -> list[tuple[int, bytes | None, bytes | None,
 
 
 def _decode_assignment(data: bytes) -> list[tuple[str, int]]:
-    """The partitions a SyncGroup assigned (ConsumerProtocolAssignment), for views; empty when
-    the bytes are not the consumer protocol's."""
+    """The partitions a SyncGroup assigned (the kit's `ConsumerProtocolAssignment`), for views;
+    empty when the bytes are not the consumer protocol's."""
     if not data:
         return []
     try:
-        a = ConsumerProtocolAssignment.decode(data)
-        return sorted((t.topic, p) for t in a.assigned_partitions for p in t.partitions)
-    except Exception:
+        parts = ConsumerProtocolAssignment.decode(data).assigned_partitions
+    except Exception:  # noqa: BLE001 - a foreign protocol's bytes: nothing to show
         return []
+    return sorted((tp.topic, tp.partition) for tp in parts)
 
 
 

@@ -11,27 +11,33 @@ as retention would).
 
 from __future__ import annotations
 
-import base64
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..group.modern.topics import topic_id as kit_topic_id
+from ..group.records import uuid_bytes, uuid_string
 from ..topic import illegal_name_reason
 
-__all__ = ["DataRecord", "PartitionLog", "DataTopics", "topic_id", "topic_id_string"]
+__all__ = ["DataRecord", "PartitionLog", "DataTopics", "topic_id", "topic_id_string",
+           "wire_topic_id"]
+
+
+def wire_topic_id(printed: str) -> uuid.UUID:
+    """A topic id in Kafka's printed form (`Uuid.toString`) as the wire codec's `uuid.UUID`."""
+    return uuid.UUID(bytes=uuid_bytes("TopicId", printed))
 
 
 def topic_id(name: str) -> uuid.UUID:
     """The id of topic `name` on the wire: the group coordinator's own (`group.modern.topics`,
     derived from the name), so the ids of Metadata and of ConsumerGroupHeartbeat agree.
     Kafka draws a random one at creation; a derived one is the same in every run."""
-    return uuid.UUID(bytes=base64.urlsafe_b64decode(kit_topic_id(name) + "=="))
+    return wire_topic_id(kit_topic_id(name))
 
 
 def topic_id_string(value: uuid.UUID) -> str:
     """The printed form of a wire topic id (Kafka's `Uuid.toString`)."""
-    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+    return uuid_string(value.bytes)
 
 
 @dataclass(frozen=True, slots=True)

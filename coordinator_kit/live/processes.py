@@ -54,16 +54,21 @@ class ConsumerProcess:
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL if self.log_path is None
-                                     else subprocess.STDOUT, text=True, env=env)
+        self._spawn(args, limit_s if limit_s is not None else seconds + 30,
+                    stderr=subprocess.DEVNULL if self.log_path is None else subprocess.STDOUT,
+                    env=env)
+
+    def _spawn(self, args: list[str], limit_s: float, *, stderr: int,
+               env: dict[str, str] | None = None) -> None:
+        """Start the child, the thread reading its JSON events, and its time limit (the
+        process closes itself after its `--seconds`; the limit kills it if it does not)."""
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                     env=env)
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True,
-                                        name=f"consumer {client_id}")
+                                        name=f"{self.client} consumer {self.client_id}")
         self._reader.start()
-        # the time limit: the process closes itself after `seconds`; this kills it if not
-        self._limit = threading.Timer(limit_s if limit_s is not None else seconds + 30,
-                                      self.kill_quietly)
+        self._limit = threading.Timer(limit_s, self.kill_quietly)
         self._limit.daemon = True
         self._limit.start()
 

@@ -39,6 +39,7 @@ from typing import IO, Any, TypeVar
 from ..cluster import Cluster
 from ..errors import Errors
 from ..logs.catalogue import PREFIXES
+from ..logs.layout import level_number
 from ..runtime.future import CoordinatorFuture
 from ..trace import LogContext, TraceEvent
 from .apis import KafkaApis, cluster_id, parse_records
@@ -173,7 +174,7 @@ class LiveServer:
         self._data_waiters: dict[PartitionLog, list[asyncio.Event]] = {}
         self._stopping: asyncio.Event | None = None
         self._log_out = log
-        self._log_threshold = log_level
+        self._log_threshold = level_number(log_level)
         self._unsubscribe: Callable[[], None] | None = None
         self._produce_handle: Any = None
         self.data.add_listener(self._on_append)
@@ -682,8 +683,7 @@ class LiveServer:
         out = self._log_out
         if out is None or event.message is None:
             return
-        from ..logs.layout import level_number
-        if level_number(event.level) < level_number(self._log_threshold):
+        if level_number(event.level) < self._log_threshold:
             return
         line = event.line(self.cluster.trace.start)
         exception = event.fields.get("exception")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import threading
 from pathlib import Path
 
 from ..live.processes import ConsumerProcess
@@ -84,13 +83,5 @@ class JavaConsumerProcess(ConsumerProcess):
                       "--session-timeout-ms", str(session_timeout_ms),
                       "--heartbeat-interval-ms", str(heartbeat_interval_ms),
                       "--group-protocol", group_protocol]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True)
-        self._lock = threading.Lock()
-        self._reader = threading.Thread(target=self._read, daemon=True,
-                                        name=f"java consumer {client_id}")
-        self._reader.start()
-        self._limit = threading.Timer(limit_s if limit_s is not None else seconds + 30,
-                                      self.kill_quietly)
-        self._limit.daemon = True
-        self._limit.start()
+        self._spawn(args, limit_s if limit_s is not None else seconds + 30,
+                    stderr=subprocess.DEVNULL)

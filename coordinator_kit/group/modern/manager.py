@@ -495,16 +495,25 @@ class ConsumerGroupManager:
     def _fence_operation(self, group_id: str, member_id: str, reason: str
                          ) -> CoordinatorResult[None]:
         """`consumerGroupFenceMemberOperation` (the session timer's operation)."""
+        found = self._timed_member(group_id, member_id)
+        if found is None:
+            return EMPTY_RESULT
+        group, member = found
+        self.log.log("CG-FENCED", group=group_id, member=member_id, reason=reason)
+        return self._fence(group, member, None)
+
+    def _timed_member(self, group_id: str, member_id: str) -> tuple[Any, Any] | None:
+        """The group and member a firing timer is about, or None (logged) when either is gone:
+        the lookup both of Kafka's timer operations start with."""
         group = self.groups.get(group_id)
         if group is None:
             self.log.log("CG-FENCE-NO-GROUP", group=group_id, member=member_id)
-            return EMPTY_RESULT
+            return None
         member = group.members.get(member_id)
         if member is None:
             self.log.log("CG-FENCE-NO-MEMBER", group=group_id, member=member_id)
-            return EMPTY_RESULT
-        self.log.log("CG-FENCED", group=group_id, member=member_id, reason=reason)
-        return self._fence(group, member, None)
+            return None
+        return group, member
 
     def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
         self.timer.schedule(
@@ -515,14 +524,10 @@ class ConsumerGroupManager:
     def _schedule_rebalance_timeout(self, group_id: str, member_id: str, member_epoch: int,
                                     rebalance_timeout_ms: int) -> None:
         def expire() -> CoordinatorResult[None]:
-            group = self.groups.get(group_id)
-            if group is None:
-                self.log.log("CG-FENCE-NO-GROUP", group=group_id, member=member_id)
+            found = self._timed_member(group_id, member_id)
+            if found is None:
                 return EMPTY_RESULT
-            member = group.members.get(member_id)
-            if member is None:
-                self.log.log("CG-FENCE-NO-MEMBER", group=group_id, member=member_id)
-                return EMPTY_RESULT
+            group, member = found
             if member.member_epoch == member_epoch:
                 self.log.log("CG-REBALANCE-TIMEOUT", group=group_id, member=member_id,
                              epoch=member_epoch, ms=rebalance_timeout_ms)
