@@ -29,7 +29,8 @@ from coordinator_kit.logs.parse import ParseCounts, parse_lines
 from coordinator_kit.realkafka.compare import differences, run_all, table
 from coordinator_kit.realkafka.fetch import (KAFKA_VERSION, FetchError, cache_dir, fetch,
                                              is_fetched, java_major)
-from coordinator_kit.realkafka.scenarios import SESSION_MS, kafka_target, kit_target
+from coordinator_kit.realkafka.scenarios import (MAX_POLL_MS, SESSION_MS, kafka_target,
+                                                 kit_target)
 from coordinator_kit.realkafka.wire import compare_wire, run_wire
 
 DATA = Path(__file__).parent / "data" / "real_kafka_wire.json"
@@ -127,9 +128,10 @@ _MUST_AGREE = ("reached", "owned per client", "DescribeGroups", "member id shape
 @needs_kafka
 @pytest.mark.parametrize("client,scenarios", [
     ("kafka-python", ("one-joins", "second-joins", "crash-expires", "short-pause",
-                      "long-pause", "commit-resume")),
-    ("confluent-kafka", ("second-joins", "crash-expires", "commit-resume")),
-    ("java", ("second-joins", "crash-expires")),
+                      "long-pause", "commit-resume", "max-poll", "static-restart")),
+    ("confluent-kafka", ("second-joins", "crash-expires", "commit-resume", "max-poll",
+                         "kip848-second-joins", "kip848-crash-expires")),
+    ("java", ("second-joins", "crash-expires", "kip848-crash-expires")),
 ])
 def test_clients_see_the_same_on_kafka_and_on_the_kit(kafka, kit, client, scenarios,
                                                       tmp_path):
@@ -138,7 +140,8 @@ def test_clients_see_the_same_on_kafka_and_on_the_kit(kafka, kit, client, scenar
     session changes nothing, a longer one gets the member removed and it rejoins on SIGCONT,
     and a consumer that committed and closed is resumed from at its committed offsets: on
     both brokers, as the clients and DescribeGroups see it. "java" is Kafka's own consumer
-    (kafka-clients 4.0.2, ConsumerCoordinator), compiled once with javac."""
+    (kafka-clients 4.0.2, ConsumerCoordinator), compiled once with javac. max-poll, static-restart
+    and the kip848- scenarios are checked further below."""
     if client == "java":
         from coordinator_kit.realkafka.java_driver import javac_cmd
         if javac_cmd() is None:
@@ -151,16 +154,42 @@ def test_clients_see_the_same_on_kafka_and_on_the_kit(kafka, kit, client, scenar
             for r in differences(traces["kafka"][job], traces["kit"][job])]
     (tmp_path / "comparison.md").write_text(table(rows) + "\n")
     print(table(rows, only_differences=True))
-    must = [r for r in rows if r.what.endswith(_MUST_AGREE) or r.what in _MUST_AGREE]
+    facts = {k for t in traces["kafka"].values() for k in t.facts}
+    must = [r for r in rows if r.what.endswith(_MUST_AGREE) or r.what in _MUST_AGREE
+            or r.what in facts]
     assert [r for r in must if not r.same] == [], table(rows, only_differences=True)
     for job, trace in traces["kafka"].items():
         assert all(s.ok for s in trace.steps), (job, trace.steps)
-    # the dead or paused member is removed only after the session timeout, on both
     for name in ("kafka", "kit"):
-        crash = traces[name][("crash-expires", client)].steps[-1]
-        joined = traces[name][("crash-expires", client)].steps[1]
-        assert crash.seconds > joined.seconds and crash.seconds > SESSION_MS / 1000 / 2, \
-            (name, crash, joined)
+        _check_kafkas_rules(traces[name], client, name)
+
+
+def _check_kafkas_rules(traces, client, name):
+    """What Kafka's code decides, asserted on both brokers' traces."""
+    for scenario in ("crash-expires", "kip848-crash-expires"):
+        if (scenario, client) in traces:
+            # the dead member is removed only after the session timeout (classic: the
+            # coordinator's heartbeat timer, GroupMetadataManager.classicGroupHeartbeat...;
+            # KIP-848: the member's session timer of consumerGroupHeartbeat)
+            crash = traces[(scenario, client)].steps[-1]
+            joined = traces[(scenario, client)].steps[1]
+            assert crash.seconds > joined.seconds and crash.seconds > SESSION_MS / 1000 / 2, \
+                (name, scenario, crash, joined)
+    if ("max-poll", client) in traces:
+        t = traces[("max-poll", client)]
+        # the client leaves on its own poll timer (AbstractCoordinator's HeartbeatThread,
+        # "consumer poll timeout has expired"): after max.poll.interval.ms, not before
+        assert t.facts["b's client logged its poll timeout"], (name, t.facts)
+        assert t.steps[3].seconds > MAX_POLL_MS / 1000 - 1, (name, t.steps[3])
+    if ("static-restart", client) in traces:
+        f = traces[("static-restart", client)].facts
+        # GroupMetadataManager.classicGroupJoinNewStaticMember /
+        # updateStaticMemberThenRebalanceOrCompleteJoin: a static member rejoining a Stable
+        # group takes its old member's place, no rebalance, the same generation; once its
+        # session ran out it was removed and its return is a new member (a rebalance)
+        assert f == {"a rejoined during b's restart": False,
+                     "b's restart joined b's generation": True,
+                     "a rejoined for b's late restart": True}, (name, f)
 
 
 @needs_kafka

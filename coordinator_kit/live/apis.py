@@ -13,6 +13,7 @@ ListOffsets, Fetch, Produce, CreateTopics) serve the in-memory data log (`datalo
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -42,9 +43,10 @@ DATA_ERRORS = {
     "NONE": 0, "OFFSET_OUT_OF_RANGE": 1, "CORRUPT_MESSAGE": 2, "UNKNOWN_TOPIC_OR_PARTITION": 3,
     "LEADER_NOT_AVAILABLE": 5, "NOT_LEADER_OR_FOLLOWER": 6, "COORDINATOR_NOT_AVAILABLE": 15, "INVALID_TOPIC_EXCEPTION": 17,
     "TOPIC_ALREADY_EXISTS": 36, "INVALID_PARTITIONS": 37, "INVALID_REPLICATION_FACTOR": 38,
-    "INVALID_REQUEST": 42,
+    "INVALID_REQUEST": 42, "UNKNOWN_TOPIC_ID": 100,
 }
 _E = DATA_ERRORS
+_ZERO_UUID = uuid.UUID(int=0)  # Kafka's Uuid.ZERO_UUID: "no topic id"
 _LIST_LATEST, _LIST_EARLIEST, _LIST_MAX_TIMESTAMP = -1, -2, -3
 _LIST_EARLIEST_LOCAL, _LIST_LATEST_TIERED = -4, -5
 _ACKS_NONE = 0
@@ -124,11 +126,25 @@ class KafkaApis:
                    for b, h, p in self._brokers()]
         wanted = request.topics
         names: list[str]
+        topics = []
         if wanted is None:
             names = sorted(self.data.topics) + [CONSUMER_OFFSETS]
         else:
             names = [t.name for t in wanted if t.name is not None]
-        topics = []
+            # v10+ may name topics by id (librdkafka does for a KIP-848 assignment, which
+            # carries ids only): KafkaApis.handleTopicMetadataRequest answers the known ids
+            # by name and the unknown ones with UNKNOWN_TOPIC_ID and no name
+            ids = [t.topic_id for t in wanted if t.name is None
+                   and getattr(t, "topic_id", None) not in (None, _ZERO_UUID)]
+            if ids:
+                by_id = {topic_id(n): n for n in [*self.data.topics, CONSUMER_OFFSETS]}
+                for tid in ids:
+                    if tid in by_id:
+                        names.append(by_id[tid])
+                    else:
+                        topics.append(R.MetadataResponseTopic(
+                            error_code=_E["UNKNOWN_TOPIC_ID"], name=None, topic_id=tid,
+                            is_internal=False, partitions=[]))
         for name in names:
             topics.append(self._topic_metadata(R, name, version,
                                                allow_create=getattr(

@@ -5,7 +5,10 @@ kafka-python (`KafkaConsumer`) or confluent-kafka (`Consumer`, librdkafka) with 
 timeouts given on the command line. The process prints one JSON object per line on stdout for
 what a learner wants to see of a consumer: `assigned` and `revoked` (from the rebalance
 listener), `records` (how many it read, per partition, and the last offset), `committed`, and
-`closed`; the client library's own log goes to stderr (or to `--log`). It exits after
+`closed`; the client library's own log goes to stderr (or to `--log`). A scripted stall
+(`--stall-file`, `--stall-ms`) keeps the poll loop away from `poll()` while the client's own
+heartbeat thread runs on: `max.poll.interval.ms` exceeded (`stalling`, `stalled` events). It
+exits after
 `--seconds` (closing cleanly: LeaveGroup), or at once on SIGTERM (also closing cleanly);
 SIGKILL is the crash.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import time
@@ -26,6 +30,23 @@ __all__ = ["main"]
 def _emit(kind: str, **fields: Any) -> None:
     print(json.dumps({"event": kind, "t": round(time.monotonic(), 3), **fields},
                      sort_keys=True), flush=True)
+
+
+def _maybe_stall(args: argparse.Namespace, stop: "_Stop") -> None:
+    """When the parent has created `--stall-file`, stay out of poll() for `--stall-ms` (a slow
+    record handler): the client's heartbeat thread goes on, its poll timer runs out. The file
+    is removed, so the parent can ask for another stall."""
+    if not args.stall_file:
+        return
+    try:
+        os.unlink(args.stall_file)
+    except FileNotFoundError:
+        return
+    _emit("stalling", ms=args.stall_ms)
+    until = time.monotonic() + args.stall_ms / 1000
+    while not stop.stop and time.monotonic() < until:
+        time.sleep(0.05)
+    _emit("stalled", ms=args.stall_ms)
 
 
 class _Stop:
@@ -68,6 +89,7 @@ def _run_kafka_python(args: argparse.Namespace, stop: _Stop) -> None:
             if records:
                 _emit("records", topic=tp.topic, partition=tp.partition, count=len(records),
                       last=records[-1].offset)
+        _maybe_stall(args, stop)
         if args.sleep_ms:
             time.sleep(args.sleep_ms / 1000)
     _emit("closing")
@@ -123,6 +145,7 @@ def _run_confluent(args: argparse.Namespace, stop: _Stop) -> None:
             seen[1] = max(seen[1], m.offset())
         for (topic, partition), (count, last) in sorted(counts.items()):
             _emit("records", topic=topic, partition=partition, count=count, last=last)
+        _maybe_stall(args, stop)
         if args.sleep_ms:
             time.sleep(args.sleep_ms / 1000)
     _emit("closing")
@@ -150,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commit-interval-ms", type=int, default=1_000)
     parser.add_argument("--request-timeout-ms", type=int, default=30_000)
     parser.add_argument("--sleep-ms", type=int, default=0, help="pause after each poll")
+    parser.add_argument("--stall-file", default=None,
+                        help="when this file appears, stay out of poll() for --stall-ms")
+    parser.add_argument("--stall-ms", type=int, default=0)
     parser.add_argument("--debug", default="", help="librdkafka debug contexts (cgrp,...)")
     parser.add_argument("--log", default=None, help="write the client's log to this file")
     parser.add_argument("--log-level", default="INFO")

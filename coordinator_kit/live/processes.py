@@ -4,7 +4,8 @@ Each `ConsumerProcess` runs `coordinator_kit.live.consumer_main` (kafka-python o
 confluent-kafka) against a live server, reads the JSON events it prints, and offers the faults
 that act on a process: `crash()` (SIGKILL: no LeaveGroup, the coordinator finds out when the
 session times out), `pause()`/`resume()` (SIGSTOP/SIGCONT, a GC pause) and `stop()` (SIGTERM:
-a clean close with LeaveGroup). Every process has a time limit and is killed by its own PID
+a clean close with LeaveGroup), and `stall()` (out of poll() for a while, the heartbeat
+thread running: `max.poll.interval.ms`). Every process has a time limit and is killed by its own PID
 when it is reached or when the parent closes it.
 """
 
@@ -32,7 +33,8 @@ class ConsumerProcess:
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
                  log_path: str | Path | None = None, instance_id: str | None = None,
                  extra_args: tuple[str, ...] = (), limit_s: float | None = None,
-                 group_protocol: str = "classic") -> None:
+                 group_protocol: str = "classic", max_poll_interval_ms: int | None = None,
+                 stall_ms: int = 0) -> None:
         if client not in CLIENTS:
             raise ValueError(f"client must be one of {', '.join(CLIENTS)}, got {client!r}")
         self.client_id = client_id
@@ -49,6 +51,9 @@ class ConsumerProcess:
             args += ["--instance-id", instance_id]
         if group_protocol != "classic":
             args += ["--group-protocol", group_protocol]
+        if max_poll_interval_ms is not None:
+            args += ["--max-poll-interval-ms", str(max_poll_interval_ms)]
+        args += self._stall_args(stall_ms)
         if self.log_path is not None:
             args += ["--log", str(self.log_path)]
         env = dict(os.environ)
@@ -57,6 +62,27 @@ class ConsumerProcess:
         self._spawn(args, limit_s if limit_s is not None else seconds + 30,
                     stderr=subprocess.DEVNULL if self.log_path is None else subprocess.STDOUT,
                     env=env)
+
+    def _stall_args(self, stall_ms: int) -> list[str]:
+        """The options of a scripted stall; `stall()` creates the file the child watches."""
+        self.stall_ms = stall_ms
+        self.stall_file: Path | None = None
+        if not stall_ms:
+            return []
+        import tempfile
+        fd, name = tempfile.mkstemp(prefix=f"stall-{self.client_id}-")
+        os.close(fd)
+        os.unlink(name)
+        self.stall_file = Path(name)
+        return ["--stall-file", name, "--stall-ms", str(stall_ms)]
+
+    def stall(self) -> None:
+        """Keep the consumer out of poll() for its `stall_ms` (from its next loop), while its
+        heartbeat thread goes on: what a slow record handler does to `max.poll.interval.ms`."""
+        if self.stall_file is None:
+            raise ValueError(f"consumer {self.client_id} was started without stall_ms; give "
+                             f"ConsumerProcess(..., stall_ms=N) to be able to stall it")
+        self.stall_file.touch()
 
     def _spawn(self, args: list[str], limit_s: float, *, stderr: int,
                env: dict[str, str] | None = None) -> None:

@@ -4,7 +4,7 @@
 (once); `start` runs one KRaft broker+controller on 127.0.0.1 with a lifetime and prints where
 it listens and logs; `stop` stops started brokers by their PIDs; `status` lists them;
 `compare` runs the client scenarios against real Kafka and against the kit and prints the
-differences (docs/real-kafka.md).
+differences (docs/real-kafka.md); `fidelity` prints the known differences (README.md's table).
 """
 
 from __future__ import annotations
@@ -52,6 +52,11 @@ def add_parser(sub: Any) -> None:
                    help="scenario names (default: all)")
     c.add_argument("--wire", action="store_true", help="also the raw protocol check")
     c.set_defaults(func=_compare)
+    fd = cmds.add_parser("fidelity", help="print the known differences from Kafka 4.0.2 "
+                                          "(realkafka.fidelity), or write them into README.md")
+    fd.add_argument("--write", default=None, metavar="README",
+                    help="rewrite the table in this README.md (e.g. README.md)")
+    fd.set_defaults(func=_fidelity)
 
 
 def _fail(exc: Exception) -> int:
@@ -120,6 +125,19 @@ def _status(args: argparse.Namespace) -> int:
               f"log={r.log_dir}/server.log, stops in {left:.0f} s")
     if not running:
         print("no started broker runs")
+    return 0
+
+
+def _fidelity(args: argparse.Namespace) -> int:
+    from .fidelity import markdown_table, write_readme
+    if args.write is None:
+        print(markdown_table())
+        return 0
+    try:
+        changed = write_readme(args.write)
+    except (OSError, ValueError) as exc:
+        return _fail(exc)
+    print(f"{args.write}: {'table rewritten' if changed else 'already up to date'}")
     return 0
 
 

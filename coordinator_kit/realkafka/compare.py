@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .scenarios import SCENARIOS, Target, Trace, kafka_target, kit_target, run_scenario
+from .scenarios import (SCENARIOS, Target, Trace, kafka_target, kit_target, run_scenario,
+                        unsupported)
 
 __all__ = ["normalise", "differences", "Row", "run_all", "table", "main_compare",
            "TIME_TOLERANCE_S"]
@@ -52,6 +53,8 @@ def normalise(trace: Trace) -> dict[str, Any]:
                                          f"{g['protocol'] or '-'} "
                                          + (" ".join(f"{c}:{n}" for c, n in g["members"])
                                             or "no members"))
+    for what, value in trace.facts.items():
+        out[what] = value
     out["generations joined"] = {c: g for c, g in sorted(trace.generations.items())}
     out["member id shape"] = sorted({s for v in trace.member_ids.values() for s in v})
     out["assigned callbacks"] = dict(sorted(trace.assigned_events.items()))
@@ -82,8 +85,9 @@ def differences(kafka: Trace, kit: Trace) -> list[Row]:
 def run_all(target: Target, scenarios: Iterable[str], clients: Iterable[str],
             workdir: str, parallel: int = 3) -> dict[tuple[str, str], Trace]:
     """Every scenario x client on one target, `parallel` at a time (each has its own topic and
-    group, so they do not meet)."""
-    jobs = [(s, c) for s in scenarios for c in clients]
+    group, so they do not meet); pairs a client cannot run (`scenarios.unsupported`) are left
+    out."""
+    jobs = [(s, c) for s in scenarios for c in clients if unsupported(s, c) is None]
     with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
         futures = {job: pool.submit(run_scenario, target, job[0], job[1], workdir)
                    for job in jobs}
@@ -133,6 +137,10 @@ def main_compare(clients: list[str] | None = None, scenarios: list[str] | None =
     rows = [r for job in results["kafka"]
             for r in differences(results["kafka"][job], results["kit"][job])]
     print(table(rows))
+    skipped = [(s, c, unsupported(s, c)) for s in scenarios for c in clients
+               if unsupported(s, c)]
+    for s, c, why in skipped:
+        print(f"not run: {s} with {c}: {why}")
     n = sum(not r.same for r in rows)
     print(f"\n{len(rows)} facts compared, {n} differ (durations within "
           f"{TIME_TOLERANCE_S} s count as the same)")

@@ -64,7 +64,9 @@ class JavaConsumerProcess(ConsumerProcess):
                  topics: str = "orders", seconds: float = 120,
                  session_timeout_ms: int = 10_000, heartbeat_interval_ms: int = 1_000,
                  log_path: str | Path | None = None, limit_s: float | None = None,
-                 heap: str = "128m", group_protocol: str = "classic") -> None:
+                 heap: str = "128m", group_protocol: str = "classic",
+                 instance_id: str | None = None, max_poll_interval_ms: int | None = None,
+                 stall_ms: int = 0) -> None:
         java = check_java()
         driver = compile_driver()
         self.client_id = client_id
@@ -83,5 +85,10 @@ class JavaConsumerProcess(ConsumerProcess):
                       "--session-timeout-ms", str(session_timeout_ms),
                       "--heartbeat-interval-ms", str(heartbeat_interval_ms),
                       "--group-protocol", group_protocol]
+        if instance_id:
+            args += ["--instance-id", instance_id]
+        if max_poll_interval_ms is not None:
+            args += ["--max-poll-interval-ms", str(max_poll_interval_ms)]
+        args += self._stall_args(stall_ms)
         self._spawn(args, limit_s if limit_s is not None else seconds + 30,
                     stderr=subprocess.DEVNULL)

@@ -31,7 +31,8 @@ from typing import Any
 from ..live.processes import ConsumerProcess
 
 __all__ = ["Target", "Trace", "Step", "SCENARIOS", "kafka_target", "kit_target",
-           "run_scenario", "SESSION_MS", "HEARTBEAT_MS", "PARTITIONS", "REBALANCE_DELAY_MS"]
+           "run_scenario", "unsupported", "SESSION_MS", "HEARTBEAT_MS", "PARTITIONS",
+           "REBALANCE_DELAY_MS", "MAX_POLL_MS", "STATIC_SESSION_MS", "CONSUMER_GROUP_CONFIG"]
 
 SESSION_MS = 6000  # group.min.session.timeout.ms, on both: the quickest expiry a broker allows
 HEARTBEAT_MS = 500
@@ -40,6 +41,21 @@ RECORDS_PER_PARTITION = 10
 # Kafka's default is 3000 ms; 500 keeps the scenarios short and avoids kafka-python's
 # empty-first-assignment loop seen at 0 (docs/live-mode.md, "Seen with the clients")
 REBALANCE_DELAY_MS = 500
+# max-poll: the poll interval a stalled consumer exceeds (longer than the session, so the
+# session cannot be what removes it) and how long it stays out of poll()
+MAX_POLL_MS = 8000
+STALL_MS = 12000
+# static-restart: a longer session, so that a JVM's restart fits inside it on a busy machine
+STATIC_SESSION_MS = 10000
+# KIP-848 groups (group.protocol=consumer): the coordinator owns the session and the heartbeat
+# interval; Kafka's defaults (45 s, 5 s, and minimums as large) would make a crash take 45 s.
+# Classic groups do not read these keys.
+CONSUMER_GROUP_CONFIG = {
+    "group.consumer.session.timeout.ms": SESSION_MS,
+    "group.consumer.min.session.timeout.ms": SESSION_MS,
+    "group.consumer.heartbeat.interval.ms": HEARTBEAT_MS,
+    "group.consumer.min.heartbeat.interval.ms": HEARTBEAT_MS,
+}
 
 
 @dataclass
@@ -56,7 +72,8 @@ class Target:
 @contextlib.contextmanager
 def kafka_target(*, lifetime_s: float = 1800, **config: Any) -> Iterator[Target]:
     from .broker import RealKafka
-    cfg = {"group.initial.rebalance.delay.ms": REBALANCE_DELAY_MS, **config}
+    cfg = {"group.initial.rebalance.delay.ms": REBALANCE_DELAY_MS, **CONSUMER_GROUP_CONFIG,
+           **config}
     with RealKafka(config=cfg, lifetime_s=lifetime_s) as kafka:
         yield Target("kafka", kafka.bootstrap,
                      lambda: kafka.server_log.read_text(errors="replace"), kafka)
@@ -66,7 +83,8 @@ def kafka_target(*, lifetime_s: float = 1800, **config: Any) -> Iterator[Target]
 def kit_target(*, brokers: int = 1, **config: Any) -> Iterator[Target]:
     from ..live.server import LiveServer
     log = io.StringIO()
-    cfg = {"group.initial.rebalance.delay.ms": REBALANCE_DELAY_MS, **config}
+    cfg = {"group.initial.rebalance.delay.ms": REBALANCE_DELAY_MS, **CONSUMER_GROUP_CONFIG,
+           **config}
     server = LiveServer(port=0, brokers=brokers, topics={}, group_config=cfg,
                         produce_rate_per_s=0, log=log).start()
     try:
@@ -97,6 +115,8 @@ class Trace:
     assigned_events: dict[str, int] = field(default_factory=dict)
     committed: dict[str, int] = field(default_factory=dict)  # "topic-p" -> offset
     resumed_at: dict[str, int] = field(default_factory=dict)  # first offset read after restart
+    # what a scenario checks beyond the above (e.g. "a rejoined during b's restart": False)
+    facts: dict[str, Any] = field(default_factory=dict)
     error: str = ""
 
 
@@ -169,8 +189,13 @@ _RD_JOINED = re.compile(r"JoinGroup response: GenerationId (-?\d+), Protocol \S*
                         r"LeaderId [^,]*, my MemberId ([^,\s]+)")
 
 
-def member_shape(member_id: str, client_id: str) -> str:
-    """A member id by its shape: Kafka's `client.id + "-" + UUID` becomes `<client>-<uuid>`."""
+def member_shape(member_id: str, client_id: str, instance_id: str | None = None) -> str:
+    """A member id by its shape: Kafka's `client.id + "-" + UUID` becomes
+    `<client.id>-<uuid>`, a static member's `group.instance.id + "-" + UUID`
+    (ClassicGroup.generateMemberId) `<group.instance.id>-<uuid>`."""
+    if instance_id and re.fullmatch(re.escape(instance_id) + r"-[0-9a-f]{8}-[0-9a-f]{4}-"
+                                    r"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", member_id):
+        return "<group.instance.id>-<uuid>"
     if re.fullmatch(re.escape(client_id) + r"-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
                     r"[0-9a-f]{12}", member_id):
         return "<client.id>-<uuid>"
@@ -204,6 +229,7 @@ class _Run:
 
     def __init__(self, target: Target, scenario: str, client: str, workdir: Path,
                  tag: str = "") -> None:
+        self.group_protocol = "consumer" if scenario.startswith("kip848-") else "classic"
         self.target = target
         self.client = client
         self.name = f"{scenario}-{client}{tag}"
@@ -211,32 +237,41 @@ class _Run:
         self.group = f"g-{self.name}"
         self.workdir = workdir
         self.consumers: dict[str, ConsumerProcess] = {}
+        self.instance_ids: dict[str, str] = {}
         self.trace = Trace(scenario, client, target.name)
 
-    def start(self, label: str) -> ConsumerProcess:
+    def start(self, label: str, *, client_id: str | None = None,
+              instance_id: str | None = None, session_ms: int = SESSION_MS,
+              max_poll_ms: int | None = None, stall_ms: int = 0) -> ConsumerProcess:
+        """Start consumer `label` (its client.id is `client_id`, the label unless given: a
+        restarted static member keeps its client id)."""
         extra: tuple[str, ...] = ()
         if self.client == "confluent-kafka":
             extra = ("--debug", "cgrp", "--log-level", "DEBUG")
+        log = self.workdir / f"{self.target.name}-{self.name}-{label}.log"
+        options: dict[str, Any] = dict(
+            group=self.group, topics=self.topic, seconds=120, session_timeout_ms=session_ms,
+            heartbeat_interval_ms=HEARTBEAT_MS, log_path=log, instance_id=instance_id,
+            max_poll_interval_ms=max_poll_ms, stall_ms=stall_ms,
+            group_protocol=self.group_protocol)
+        c: ConsumerProcess
         if self.client == "java":
             from .java_driver import JavaConsumerProcess
-            j = JavaConsumerProcess(self.target.bootstrap, label, group=self.group,
-                                    topics=self.topic, seconds=120,
-                                    session_timeout_ms=SESSION_MS,
-                                    heartbeat_interval_ms=HEARTBEAT_MS,
-                                    log_path=self.workdir /
-                                    f"{self.target.name}-{self.name}-{label}.log")
-            self.consumers[label] = j
-            return j
-        c = ConsumerProcess(self.target.bootstrap, label, group=self.group, client=self.client,
-                            topics=self.topic, seconds=120, session_timeout_ms=SESSION_MS,
-                            heartbeat_interval_ms=HEARTBEAT_MS,
-                            log_path=self.workdir / f"{self.target.name}-{self.name}-{label}.log",
-                            extra_args=extra)
+            c = JavaConsumerProcess(self.target.bootstrap, client_id or label, **options)
+        else:
+            c = ConsumerProcess(self.target.bootstrap, client_id or label, client=self.client,
+                                extra_args=extra, **options)
         self.consumers[label] = c
+        if instance_id:
+            self.instance_ids[label] = instance_id
         return c
 
     def owns(self, label: str, n: int) -> Callable[[], bool]:
         return lambda: len(self.consumers[label].assignment) == n
+
+    def joined(self, label: str) -> list[int]:
+        """The generations consumer `label` joined so far (from its log)."""
+        return [g for g, _ in _joined(self.consumers[label])]
 
     def step(self, label: str, condition: Callable[[], bool], timeout_s: float = 40,
              since: float | None = None, settle_s: float = 0.0) -> Step:
@@ -253,7 +288,7 @@ class _Run:
             time.sleep(settle_s)
         group = self.describe_stable() if ok else describe(self.target, self.group)
         s = Step(label, ok, round(seconds, 2),
-                 {k: c.assignment for k, c in sorted(self.consumers.items()) if c.alive},
+                 {c.client_id: c.assignment for _, c in sorted(self.consumers.items()) if c.alive},
                  group)
         self.trace.steps.append(s)
         return s
@@ -272,7 +307,8 @@ class _Run:
         for label, c in sorted(self.consumers.items()):
             joined = _joined(c)
             self.trace.generations[label] = [g for g, _ in joined]
-            self.trace.member_ids[label] = sorted({member_shape(m, label) for _, m in joined})
+            self.trace.member_ids[label] = sorted({
+                member_shape(m, c.client_id, self.instance_ids.get(label)) for _, m in joined})
             self.trace.assigned_events[label] = len(c.events_of("assigned"))
         return self.trace
 
@@ -343,6 +379,69 @@ def _commit_resume(r: _Run) -> None:
     r.trace.resumed_at = {f"{t}-{p}": o for (t, p), o in sorted(a2.first_offsets().items())}
 
 
+_POLL_EXPIRED = {  # each client's own line when its poll timer runs out and it leaves
+    "java": "consumer poll timeout has expired",  # AbstractCoordinator.HeartbeatThread
+    "kafka-python": "Consumer poll timeout has expired",
+    "confluent-kafka": "max.poll.interval.ms",  # librdkafka: "Application maximum poll ..."
+}
+
+
+def _max_poll(r: _Run) -> None:
+    """b stays out of poll() longer than max.poll.interval.ms while its heartbeat thread goes
+    on: the client leaves the group itself (LeaveGroup; Java: AbstractCoordinator's
+    HeartbeatThread, "consumer poll timeout has expired"), a takes all; back in poll(), b
+    rejoins and the group splits again."""
+    r.start("a", max_poll_ms=MAX_POLL_MS)
+    r.step("a joins", r.owns("a", PARTITIONS))
+    b = r.start("b", max_poll_ms=MAX_POLL_MS, stall_ms=STALL_MS)
+    r.step("b joins", lambda: r.owns("a", 3)() and r.owns("b", 3)())
+    b.stall()
+    r.step("b stalls", lambda: bool(b.events_of("stalling")), timeout_s=10)
+    t = time.monotonic()
+    r.step("b out of poll() past max.poll.interval.ms; a takes all", r.owns("a", PARTITIONS),
+           since=t)
+    r.step("b back in poll(); rejoins", lambda: r.owns("a", 3)() and r.owns("b", 3)(),
+           timeout_s=STALL_MS / 1000 + 40)
+    text = b.log_path.read_text(errors="replace") if b.log_path else ""
+    r.trace.facts["b's client logged its poll timeout"] = _POLL_EXPIRED[r.client] in text
+    r.trace.facts["b heard its partitions revoked or lost"] = bool(b.events_of("revoked"))
+
+
+def _static_restart(r: _Run) -> None:
+    """Static members (group.instance.id): b restarts within the session and gets its
+    partitions back with no rebalance (a is not asked to rejoin, the generation stays:
+    GroupMetadataManager's static member replacement in a Stable group); then b stops for
+    longer than the session, is removed (a takes all), and its restart is a rebalance."""
+    static = dict(session_ms=STATIC_SESSION_MS)
+    r.start("a", instance_id="static-a", **static)
+    r.step("a joins", r.owns("a", PARTITIONS))
+    r.start("b", instance_id="static-b", **static)
+    r.step("b joins", lambda: r.owns("a", 3)() and r.owns("b", 3)())
+    a_joins, b_gens = r.joined("a"), r.joined("b")
+    r.consumers["b"].stop()  # a static member sends no LeaveGroup on close
+    t = time.monotonic()
+    b2 = r.start("b2", client_id="b", instance_id="static-b", **static)
+    r.step("b restarts within the session", r.owns("b2", 3), since=t)
+    time.sleep(1.5)  # a would rejoin now if the restart had started a rebalance
+    r.trace.facts["a rejoined during b's restart"] = r.joined("a") != a_joins
+    r.trace.facts["b's restart joined b's generation"] = (
+        bool(b_gens) and r.joined("b2")[-1:] == b_gens[-1:])
+    b2.stop()
+    t = time.monotonic()
+    r.step("b stopped past the session; a takes all", r.owns("a", PARTITIONS), since=t,
+           timeout_s=STATIC_SESSION_MS / 1000 + 30)
+    gens = r.joined("a")
+    r.start("b3", client_id="b", instance_id="static-b", **static)
+    r.step("b restarts after it was removed", lambda: r.owns("a", 3)() and r.owns("b3", 3)())
+    r.trace.facts["a rejoined for b's late restart"] = r.joined("a") != gens
+
+
+def _kip848_crash_expires(r: _Run) -> None:
+    """As crash-expires, with group.protocol=consumer: the coordinator's session timer
+    (group.consumer.session.timeout.ms) fences the killed member."""
+    _crash_expires(r)
+
+
 SCENARIOS: dict[str, Callable[[_Run], None]] = {
     "one-joins": _one_joins,
     "second-joins": _second_joins,
@@ -350,7 +449,27 @@ SCENARIOS: dict[str, Callable[[_Run], None]] = {
     "short-pause": _short_pause,
     "long-pause": _long_pause,
     "commit-resume": _commit_resume,
+    "max-poll": _max_poll,
+    "static-restart": _static_restart,
+    # the same steps with group.protocol=consumer (KIP-848, ConsumerGroupHeartbeat)
+    "kip848-one-joins": _one_joins,
+    "kip848-second-joins": _second_joins,
+    "kip848-crash-expires": _kip848_crash_expires,
 }
+
+# (scenario prefix, client) -> why that client cannot run it
+_CANNOT = {
+    ("kip848-", "kafka-python"): "kafka-python 3.0 speaks only the classic group protocol "
+                                 "(no ConsumerGroupHeartbeat)",
+}
+
+
+def unsupported(scenario: str, client: str) -> str | None:
+    """Why `client` cannot run `scenario`, or None when it can."""
+    for (prefix, c), why in _CANNOT.items():
+        if scenario.startswith(prefix) and client == c:
+            return why
+    return None
 
 
 def run_scenario(target: Target, scenario: str, client: str = "kafka-python",
@@ -360,6 +479,9 @@ def run_scenario(target: Target, scenario: str, client: str = "kafka-python",
     `tag`: a second run on the same target needs another tag."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    why = unsupported(scenario, client)
+    if why:
+        raise ValueError(f"{client} cannot run {scenario}: {why}")
     folder = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="scenario-"))
     folder.mkdir(parents=True, exist_ok=True)
     r = _Run(target, scenario, client, folder, tag)

@@ -1,8 +1,9 @@
 // Kafka's own Java consumer (kafka-clients 4.0.2), run as a process the way
 // coordinator_kit.live.consumer_main runs kafka-python and librdkafka: the same command-line
 // options, one JSON object per line on stdout (started, assigned, revoked, records, closing,
-// closed), a clean close (commit, LeaveGroup) on SIGTERM or after --seconds. Compiled once by
-// coordinator_kit.realkafka.java_driver against the fetched kafka-clients jar.
+// closed, stalling, stalled), a clean close (commit, LeaveGroup) on SIGTERM or after
+// --seconds. Compiled once by coordinator_kit.realkafka.java_driver against the fetched
+// kafka-clients jar.
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -104,6 +105,11 @@ public final class ConsumerMain {
                     }
                 });
         long deadline = System.nanoTime() + (long) (seconds * 1e9);
+        // a scripted stall: when the parent creates --stall-file, stay out of poll() for
+        // --stall-ms while the heartbeat thread goes on (max.poll.interval.ms runs out)
+        java.io.File stallFile = args.containsKey("stall-file")
+                ? new java.io.File(args.get("stall-file")) : null;
+        long stallMs = Long.parseLong(args.getOrDefault("stall-ms", "0"));
         try {
             while (!stop[0] && System.nanoTime() < deadline) {
                 ConsumerRecords<byte[], byte[]> records;
@@ -123,6 +129,14 @@ public final class ConsumerMain {
                     String[] tp = e.getKey().split("\u0000");
                     emit("records", "\"topic\": " + quote(tp[0]) + ", \"partition\": " + tp[1]
                             + ", \"count\": " + e.getValue()[0] + ", \"last\": " + e.getValue()[1]);
+                }
+                if (stallFile != null && stallFile.delete()) {
+                    emit("stalling", "\"ms\": " + stallMs);
+                    long until = System.nanoTime() + stallMs * 1_000_000L;
+                    while (!stop[0] && System.nanoTime() < until) {
+                        Thread.sleep(50);
+                    }
+                    emit("stalled", "\"ms\": " + stallMs);
                 }
             }
         } finally {
