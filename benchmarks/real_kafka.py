@@ -55,25 +55,30 @@ def heartbeat_rtts(bootstrap: str, n: int) -> list[float]:
 
     from coordinator_kit.realkafka.wire import _Conn, _coordinator
 
-    host, port = _coordinator(*_split(bootstrap), HB_GROUP)
-    conn = _Conn(host, port, "bench-hb")
+    P = JoinGroupRequest.JoinGroupRequestProtocol
+
+    def join(conn: Any, member_id: str) -> Any:
+        return conn.ask(JoinGroupRequest(
+            version=9, group_id=HB_GROUP, session_timeout_ms=30_000,
+            rebalance_timeout_ms=30_000, member_id=member_id, group_instance_id=None,
+            protocol_type="consumer", protocols=[P(name="range", metadata=b"\x00\x01")],
+            reason=None))
+
+    # a fresh broker creates __consumer_offsets on the first FindCoordinator and answers
+    # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR while it
+    # loads it: find the coordinator again and retry, as clients do
+    deadline = time.monotonic() + 60
+    while True:
+        host, port = _coordinator(*_split(bootstrap), HB_GROUP)
+        conn = _Conn(host, port, "bench-hb")
+        r = join(conn, "")
+        if r.error_code not in (14, 15, 16) or time.monotonic() > deadline:
+            break
+        conn.close()
+        time.sleep(0.2)
     try:
-        P = JoinGroupRequest.JoinGroupRequestProtocol
-
-        def join(member_id: str) -> Any:
-            return conn.ask(JoinGroupRequest(
-                version=9, group_id=HB_GROUP, session_timeout_ms=30_000,
-                rebalance_timeout_ms=30_000, member_id=member_id, group_instance_id=None,
-                protocol_type="consumer", protocols=[P(name="range", metadata=b"\x00\x01")],
-                reason=None))
-
-        deadline = time.monotonic() + 60
-        r = join("")
-        while r.error_code in (14, 15) and time.monotonic() < deadline:  # still loading
-            time.sleep(0.2)
-            r = join("")
         member = r.member_id
-        r = join(member)
+        r = join(conn, member)
         if r.error_code:
             raise RuntimeError(f"JoinGroup for the heartbeat member failed: {r}")
         gen = r.generation_id

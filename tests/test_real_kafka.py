@@ -29,8 +29,8 @@ from coordinator_kit.logs.parse import ParseCounts, parse_lines
 from coordinator_kit.realkafka.compare import differences, run_all, table
 from coordinator_kit.realkafka.fetch import (KAFKA_VERSION, FetchError, cache_dir, fetch,
                                              is_fetched, java_major)
-from coordinator_kit.realkafka.scenarios import (MAX_POLL_MS, SESSION_MS, kafka_target,
-                                                 kit_target)
+from coordinator_kit.realkafka.scenarios import (HEARTBEAT_MS, MAX_POLL_MS, SESSION_MS,
+                                                 kafka_target, kit_target)
 from coordinator_kit.realkafka.wire import compare_wire, run_wire
 
 DATA = Path(__file__).parent / "data" / "real_kafka_wire.json"
@@ -171,10 +171,11 @@ def _check_kafkas_rules(traces, client, name):
             # the dead member is removed only after the session timeout (classic: the
             # coordinator's heartbeat timer, GroupMetadataManager.classicGroupHeartbeat...;
             # KIP-848: the member's session timer of consumerGroupHeartbeat)
+            # the last heartbeat was at most one interval before the kill (not compared with
+            # the join's duration: a JVM's start-up on a busy machine can take longer)
             crash = traces[(scenario, client)].steps[-1]
-            joined = traces[(scenario, client)].steps[1]
-            assert crash.seconds > joined.seconds and crash.seconds > SESSION_MS / 1000 / 2, \
-                (name, scenario, crash, joined)
+            assert crash.seconds > (SESSION_MS - HEARTBEAT_MS) / 1000 - 0.5, \
+                (name, scenario, crash)
     if ("max-poll", client) in traces:
         t = traces[("max-poll", client)]
         # the client leaves on its own poll timer (AbstractCoordinator's HeartbeatThread,
