@@ -181,7 +181,8 @@ def main() -> None:
         print(f"round {rnd + 1} kit / Kafka: heartbeat median "
               f"{t['hb_median_us'] / k['hb_median_us']:.2f}x, p99 "
               f"{t['hb_p99_us'] / k['hb_p99_us']:.2f}x; time to Stable "
-              f"{t['stable_s'] / k['stable_s']:.2f}x; server start {t['start_s'] / k['start_s']:.3f}x")
+              f"{t['stable_s'] / k['stable_s']:.2f}x; server start "
+              f"{t['start_s'] / k['start_s']:.3f}x")
 
 
 if __name__ == "__main__":

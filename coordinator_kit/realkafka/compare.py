@@ -55,7 +55,9 @@ def normalise(trace: Trace) -> dict[str, Any]:
                                             or "no members"))
     for what, value in trace.facts.items():
         out[what] = value
-    out["generations joined"] = {c: g for c, g in sorted(trace.generations.items())}
+    # KIP-848 members have member epochs where classic members have generations
+    joined = "member epochs" if trace.scenario.startswith("kip848-") else "generations joined"
+    out[joined] = {c: g for c, g in sorted(trace.generations.items())}
     out["member id shape"] = sorted({s for v in trace.member_ids.values() for s in v})
     out["assigned callbacks"] = dict(sorted(trace.assigned_events.items()))
     if trace.committed or trace.scenario == "commit-resume":

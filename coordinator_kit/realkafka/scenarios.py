@@ -199,20 +199,35 @@ def member_shape(member_id: str, client_id: str, instance_id: str | None = None)
     if re.fullmatch(re.escape(client_id) + r"-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
                     r"[0-9a-f]{12}", member_id):
         return "<client.id>-<uuid>"
+    if re.fullmatch(r"[A-Za-z0-9_+/-]{22}", member_id):
+        # KIP-848: the client makes its own id, a Uuid in Kafka's printed form (base64)
+        return "<Uuid.toString> (client-made)"
     uuid_re = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
     return "other:" + re.sub(uuid_re, "<uuid>", member_id).replace(client_id, "<client.id>", 1)
 
 
+# KIP-848 (group.protocol=consumer) has member epochs, not generations: the Java consumer's
+# ConsumerMembershipManager logs each state move with the epoch, librdkafka each heartbeat's
+_JAVA_EPOCH = re.compile(r"Member (\S+) with epoch ([1-9]\d*) transitioned from \w+ to \w+")
+_RD_EPOCH = re.compile(r'ConsumerGroupHeartbeat response received for member id "([^"]*)" '
+                       r"with epoch ([1-9]\d*)")
+
+
 def _joined(c: ConsumerProcess) -> list[tuple[int, str]]:
+    """(generation, member id) of each group the consumer joined, in order; for a KIP-848
+    member (member epoch, member id) of each epoch above 0 it had (Java: logged with a state
+    move; librdkafka: a heartbeat response carried)."""
     if c.log_path is None or not c.log_path.exists():
         return []
     text = c.log_path.read_text(errors="replace")
     if c.client == "kafka-python":
         found = [(int(m.group(2)), m.group(3)) for m in _KP_JOINED.finditer(text)]
     elif c.client == "java":
-        found = [(int(m.group(1)), m.group(2)) for m in _JAVA_JOINED.finditer(text)]
+        found = [(int(m.group(1)), m.group(2)) for m in _JAVA_JOINED.finditer(text)] or \
+            [(int(m.group(2)), m.group(1)) for m in _JAVA_EPOCH.finditer(text)]
     else:
-        found = [(int(m.group(1)), m.group(2)) for m in _RD_JOINED.finditer(text)]
+        found = [(int(m.group(1)), m.group(2)) for m in _RD_JOINED.finditer(text)] or \
+            [(int(m.group(2)), m.group(1)) for m in _RD_EPOCH.finditer(text)]
     # generation -1 is the MEMBER_ID_REQUIRED round (no generation joined); kafka-python
     # 3.0.12 logs each join twice
     out: list[tuple[int, str]] = []
