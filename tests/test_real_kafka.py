@@ -246,3 +246,22 @@ def test_javas_consumer_protocol_on_kafka_and_on_the_kit(where, request, tmp_pat
     finally:
         for c in started:
             c.close()
+
+
+@pytest.mark.parametrize("where", ["kit", "kafka"])
+def test_a_member_that_does_not_rejoin_is_expelled_at_the_rebalance_timeout(where, request):
+    """A member that keeps heartbeating but never rejoins a rebalance (a consumer stuck outside
+    poll() whose client does not leave by itself) is removed when the rebalance timeout runs
+    out (GroupMetadataManager.classicGroupJoin's rebalanceTimeoutMs deadline, then the members
+    that did not rejoin are removed): its heartbeats get REBALANCE_IN_PROGRESS, then
+    UNKNOWN_MEMBER_ID; the member that rejoined gets generation 2 alone, as its leader, after
+    the 3 s timeout. Measured so on Kafka 4.0.2; the kit must answer the same."""
+    from coordinator_kit.realkafka.wire import run_rebalance_timeout
+    target = request.getfixturevalue(where)
+    steps = dict(run_rebalance_timeout(target.bootstrap)["rebalance-timeout"])
+    assert steps["a joins and syncs"] == {"join generation": 1, "sync": "NONE"}
+    assert steps["a heartbeats, never rejoins"] == {
+        "heartbeat errors in order": ["RebalanceInProgress(27)", "UnknownMemberId(25)"]}
+    assert steps["b's JoinGroup"] == {"error": "NONE", "generation": 2, "members": 1,
+                                      "leader_is_self": True,
+                                      "answered after the rebalance timeout": True}

@@ -134,8 +134,9 @@ def main_compare(clients: list[str] | None = None, scenarios: list[str] | None =
         with make() as target:
             results[name] = run_all(target, scenarios, clients, workdir, parallel)
             if wire:
-                from .wire import run_wire
-                wires[name] = run_wire(target.bootstrap)
+                from .wire import run_rebalance_timeout, run_wire
+                wires[name] = {**run_wire(target.bootstrap),
+                               **run_rebalance_timeout(target.bootstrap)}
     rows = [r for job in results["kafka"]
             for r in differences(results["kafka"][job], results["kit"][job])]
     print(table(rows))

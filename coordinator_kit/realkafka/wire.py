@@ -32,7 +32,8 @@ from kafka.protocol.consumer.group import (HeartbeatRequest, HeartbeatResponse, 
 from kafka.protocol.metadata.find_coordinator import (FindCoordinatorRequest,
                                                       FindCoordinatorResponse)
 
-__all__ = ["run_wire", "compare_wire", "wire_table", "VERSION_SETS"]
+__all__ = ["run_wire", "run_rebalance_timeout", "compare_wire", "wire_table", "VERSION_SETS",
+           "REBALANCE_TIMEOUT_MS"]
 
 TOPIC = "wire-topic"
 VERSION_SETS = {
@@ -254,6 +255,91 @@ def run_wire(bootstrap: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
         finally:
             conn.close()
     return out
+
+
+REBALANCE_TIMEOUT_MS = 3000
+
+
+def run_rebalance_timeout(bootstrap: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """A member that keeps heartbeating but does not rejoin a rebalance (a consumer stuck
+    outside poll() whose client does not leave) is expelled by the coordinator when the
+    rebalance timeout runs out: a (rebalance timeout 3 s, session 10 s) joins and syncs; b
+    joins, which starts a rebalance; a only heartbeats. Recorded: a's heartbeat errors in
+    order, b's JoinGroup answer (generation, members, leader) and whether it came after the
+    rebalance timeout (GroupMetadataManager's join timer, `classicGroupJoin`'s
+    `rebalanceTimeoutMs` deadline, then removing the members that did not rejoin)."""
+    import threading
+
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    _ensure_topic(bootstrap)
+    group = "wire-rebalance-timeout"
+    c_host, c_port = _coordinator(host, int(port), group)
+    a, b = _Conn(c_host, c_port, "wire-a"), _Conn(c_host, c_port, "wire-b")
+    P = JoinGroupRequest.JoinGroupRequestProtocol
+    out: list[tuple[str, dict[str, Any]]] = []
+
+    def join(conn: _Conn, member_id: str) -> Any:
+        return conn.ask(JoinGroupRequest(
+            version=9, group_id=group, session_timeout_ms=10_000,
+            rebalance_timeout_ms=REBALANCE_TIMEOUT_MS, member_id=member_id,
+            group_instance_id=None, protocol_type="consumer",
+            protocols=[P(name="range", metadata=b"\x00\x01")], reason=None))
+
+    try:
+        # a fresh broker is still loading the new offsets partition: retried as clients do
+        deadline = time.monotonic() + 30
+        r = join(a, "")
+        while r.error_code in _RETRIABLE_COORDINATOR and time.monotonic() < deadline:
+            time.sleep(0.2)
+            r = join(a, "")
+        a_id = r.member_id
+        r = join(a, a_id)
+        while r.error_code in _RETRIABLE_COORDINATOR and time.monotonic() < deadline:
+            time.sleep(0.2)
+            r = join(a, a_id)
+        gen = r.generation_id
+        A = SyncGroupRequest.SyncGroupRequestAssignment
+        s = a.ask(SyncGroupRequest(version=5, group_id=group, generation_id=gen, member_id=a_id,
+                                   group_instance_id=None, protocol_type="consumer",
+                                   protocol_name="range",
+                                   assignments=[A(member_id=a_id, assignment=b"")]))
+        out.append(("a joins and syncs", {"join generation": gen,
+                                          "sync": _err(s.error_code)}))
+        b_id = join(b, "").member_id
+        answer: dict[str, Any] = {}
+
+        def b_joins() -> None:
+            t0 = time.monotonic()
+            answer["response"] = join(b, b_id)
+            answer["seconds"] = time.monotonic() - t0
+        waiter = threading.Thread(target=b_joins, daemon=True)
+        waiter.start()
+        time.sleep(0.3)  # b's JoinGroup has started the rebalance
+        errors: list[str] = []
+        until = time.monotonic() + REBALANCE_TIMEOUT_MS / 1000 + 10
+        while time.monotonic() < until and (waiter.is_alive() or len(errors) < 2):
+            e = _err(a.ask(HeartbeatRequest(version=4, group_id=group, generation_id=gen,
+                                            member_id=a_id, group_instance_id=None)).error_code)
+            if not errors or errors[-1] != e:
+                errors.append(e)
+            if not waiter.is_alive() and not e.startswith("RebalanceInProgress"):
+                break
+            time.sleep(0.5)
+        waiter.join(REBALANCE_TIMEOUT_MS / 1000 + 15)
+        out.append(("a heartbeats, never rejoins", {"heartbeat errors in order": errors}))
+        r = answer.get("response")
+        seconds = answer.get("seconds", -1.0)
+        out.append(("b's JoinGroup", {
+            "error": _err(r.error_code) if r else "(no answer)",
+            "generation": r.generation_id if r else None,
+            "members": len(r.members) if r else None,
+            "leader_is_self": r is not None and r.leader == b_id,
+            "answered after the rebalance timeout": REBALANCE_TIMEOUT_MS / 1000 - 0.5
+            <= seconds < REBALANCE_TIMEOUT_MS / 1000 + 3}))
+    finally:
+        a.close()
+        b.close()
+    return {"rebalance-timeout": out}
 
 
 def compare_wire(kafka: dict[str, list[tuple[str, dict[str, Any]]]],
