@@ -41,7 +41,9 @@ VERSION_SETS = {
     "newest": {"join": 9, "sync": 5, "heartbeat": 4, "leave": 5, "commit": 8, "fetch": 8},
 }
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-_RETRIABLE_COORDINATOR = (14, 15)  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
+# COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: a fresh broker
+# answers them while it creates and loads `__consumer_offsets` (NOT_COORDINATOR seen under load)
+_RETRIABLE_COORDINATOR = (14, 15, 16)
 _RESPONSES = {FindCoordinatorRequest: FindCoordinatorResponse, JoinGroupRequest: JoinGroupResponse,
               SyncGroupRequest: SyncGroupResponse, HeartbeatRequest: HeartbeatResponse,
               LeaveGroupRequest: LeaveGroupResponse, OffsetCommitRequest: OffsetCommitResponse,
