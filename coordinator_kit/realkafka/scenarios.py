@@ -47,6 +47,7 @@ MAX_POLL_MS = 8000
 STALL_MS = 12000
 # static-restart: a longer session, so that a JVM's restart fits inside it on a busy machine
 STATIC_SESSION_MS = 10000
+JAVA_WAIT_FACTOR = 2.5  # step timeouts for the Java consumer (a JVM per member)
 # KIP-848 groups (group.protocol=consumer): the coordinator owns the session and the heartbeat
 # interval; Kafka's defaults (45 s, 5 s, and minimums as large) would make a crash take 45 s.
 # Classic groups do not read these keys.
@@ -291,6 +292,10 @@ class _Run:
     def step(self, label: str, condition: Callable[[], bool], timeout_s: float = 40,
              since: float | None = None, settle_s: float = 0.0) -> Step:
         started = time.monotonic() if since is None else since
+        if self.client == "java":
+            # a JVM's start-up on a busy 2-core machine has taken 25-30 s: waiting longer costs
+            # nothing when the condition holds sooner
+            timeout_s *= JAVA_WAIT_FACTOR
         deadline = time.monotonic() + timeout_s
         ok = False
         while time.monotonic() < deadline:
