@@ -184,6 +184,8 @@ def record(raw: str | Path, scenarios: Iterable[str] | None = None,
     clients = list(clients)
     raw = Path(raw)
     traces: dict[str, dict[str, Any]] = {}
+    skipped = {f"{s} {c}": why for s in chosen for c in clients
+               if (why := _unsupported(s, c))}
     started = time.time()
     for name, make in (("kafka", kafka_target), ("kit", kit_target)):
         folder = raw / name / "clients"
@@ -191,6 +193,8 @@ def record(raw: str | Path, scenarios: Iterable[str] | None = None,
         with make() as target:
             for s in chosen:
                 for c in clients:
+                    if f"{s} {c}" in skipped:
+                        continue
                     t0 = time.monotonic()
                     trace = run_scenario(target, s, c, folder)
                     traces.setdefault(f"{s} {c}", {})[name] = trace_to_json(trace)
@@ -200,9 +204,17 @@ def record(raw: str | Path, scenarios: Iterable[str] | None = None,
             (raw / name / "server.log").write_text(target.log_text())
     meta = {"versions": versions(), "scenarios": chosen, "clients": clients,
             "recorded": time.strftime("%Y-%m-%d", time.gmtime(started)),
-            "traces": traces}
+            "skipped": skipped, "traces": traces}
     (raw / "traces.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
     return raw
+
+
+def _unsupported(scenario: str, client: str) -> str | None:
+    """Why `client` cannot run `scenario` (a KIP-848 scenario with kafka-python), when the
+    scenarios module says so."""
+    from . import scenarios
+    check = getattr(scenarios, "unsupported", None)
+    return check(scenario, client) if check is not None else None
 
 
 def _label_of(path: Path, target: str, scenario: str, client: str) -> str:
@@ -242,6 +254,7 @@ def write_dataset(raw: str | Path, out: str | Path = DATASET) -> dict[str, Any]:
                 (out / "traces" / f"{s}.{c}.json").write_text(json.dumps(
                     {"scenario": s, "client": c, **both}, indent=1, sort_keys=True) + "\n")
     manifest = {k: meta[k] for k in ("versions", "scenarios", "clients", "recorded")}
+    manifest["skipped"] = meta.get("skipped", {})
     manifest["files"] = files
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     (out / "README.md").write_text(readme(manifest))
@@ -299,6 +312,7 @@ def readme(manifest: dict[str, Any]) -> str:
         f"In all {kb:.0f} KB of logs. Scenarios: {', '.join(manifest['scenarios'])}; clients: "
         f"{', '.join(manifest['clients'])}.",
         "",
+        *[f"Not run: {pair} ({why})." for pair, why in sorted(manifest["skipped"].items())],
     ]
     return "\n".join(lines)
 
