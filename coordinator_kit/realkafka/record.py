@@ -157,8 +157,10 @@ def versions() -> dict[str, str]:
         pass
     try:
         import confluent_kafka
-        out["confluent-kafka"] = confluent_kafka.version()[0]
-        out["librdkafka"] = confluent_kafka.libversion()[0]
+        # version() is a str in confluent-kafka 2.x, libversion() a (str, int) tuple
+        v, lib = confluent_kafka.version(), confluent_kafka.libversion()
+        out["confluent-kafka"] = v if isinstance(v, str) else v[0]
+        out["librdkafka"] = lib if isinstance(lib, str) else lib[0]
     except ImportError:  # pragma: no cover
         pass
     try:
