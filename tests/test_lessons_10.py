@@ -200,3 +200,15 @@ def test_the_rerecord_cell_is_not_compared_and_shown_once():
     rerecord = [c for c in cells if "rk.rerecord(" in "".join(c["source"])]
     assert len(rerecord) == 1
     assert "".join(rerecord[0]["source"]).startswith("# NBVAL_IGNORE_OUTPUT")
+
+
+def test_side_by_side_takes_pandas_frames_as_notebook_5_passes_them():
+    """Notebook 5 hands Spark's collected frames (pandas Timestamps) to crash_side_by_side."""
+    import pandas as pd
+    from coordinator_kit.logs.parse import parse_paths
+
+    one_dies = rk.DATASET.parent / "one-dies" / "server-broker-2.log"
+    kit = pd.DataFrame([e for e in parse_paths([one_dies]).events if e["group"] == "group-1"])
+    kafka = pd.DataFrame(rk.broker_events("kafka", "g-crash-expires-java"))
+    kit["ts"], kafka["ts"] = pd.to_datetime(kit["ts"]), pd.to_datetime(kafka["ts"])
+    assert rk.crash_side_by_side(kit, kafka).rows == rk.crash_side_by_side().rows

@@ -36,7 +36,7 @@ from .spark_logs import WrapTable
 __all__ = ["DATASET", "manifest", "versions_table", "runs_table", "comparison", "logs",
            "broker_events", "side_by_side", "broker_side_by_side", "wording_table",
            "client_events_table", "client_log", "coverage_table", "timing_table",
-           "crash_side_by_side", "kafka_missing", "rerecord", "expiry_ms",
+           "crash_side_by_side", "by_library", "kafka_missing", "rerecord", "expiry_ms",
            "check_expiry_ms", "EXERCISE_2_CHOICES", "check_what_differs", "CLIENT_NAMES"]
 
 CLIENT_NAMES = {"java": "Kafka's Java consumer", "kafka-python": "kafka-python",
@@ -307,6 +307,23 @@ def crash_side_by_side(kit: Any = None, kafka: Any = None, client: str = "java")
         kafka = broker_events("kafka", f"g-crash-expires-{client}")
     return side_by_side(kit, kafka, "kit (one-dies)", "Kafka (crash-expires)",
                         title="a consumer dies: the kit's simulated broker log beside Kafka's")
+
+
+def by_library(events: Any) -> Table:
+    """Parsed events of the recorded logs (a Spark DataFrame) counted per writer: the broker,
+    or the client library named in the log's file name."""
+    from pyspark.sql import functions as F
+    lib = F.regexp_extract("file", r"/(java|kafka-python|confluent-kafka)-[^/]+[.]log$", 1)
+    writer = F.when(F.col("file").endswith("/kit/server.log"), "the kit's live server") \
+        .when(lib == "", "Kafka 4.0.2 broker").otherwise(lib)
+    rows = (events.withColumn("writer", writer).groupBy("writer")
+            .agg(F.count(F.lit(1)).alias("events"), F.countDistinct("event").alias("kinds"),
+                 F.countDistinct("group").alias("groups"))
+            .orderBy("writer").collect())
+    return Table([{"written by": CLIENT_NAMES.get(r["writer"], r["writer"]),
+                   "events": r["events"], "kinds of event": r["kinds"],
+                   "groups": r["groups"]} for r in rows],
+                 title="events per writer, read by Spark")
 
 
 # -- re-recording -------------------------------------------------------------------------------
