@@ -114,7 +114,7 @@ def test_section_6_the_kit_simulated_crash_tells_the_same_story():
     assert [r["event"] for r in rows[14:]] == ["- / member_session_expired",
                                                "- / rebalance_started", "- / group_empty"]
     expired = next(r for r in rows if r["event"] == "member_session_expired")
-    assert expired["kit (one-dies) s"] == "63.100"
+    assert expired["kit: one-dies s"] == "63.100"
 
 
 def test_timing_table_keeps_session_expiries_near_6_s():

@@ -36,7 +36,7 @@ from .spark_logs import WrapTable
 __all__ = ["DATASET", "manifest", "versions_table", "runs_table", "comparison", "logs",
            "broker_events", "side_by_side", "broker_side_by_side", "wording_table",
            "client_events_table", "client_log", "coverage_table", "timing_table",
-           "crash_side_by_side", "by_library", "kafka_missing", "rerecord", "expiry_ms",
+           "crash_side_by_side", "by_library", "as_table", "kafka_missing", "rerecord", "expiry_ms",
            "check_expiry_ms", "EXERCISE_2_CHOICES", "check_what_differs", "CLIENT_NAMES"]
 
 CLIENT_NAMES = {"java": "Kafka's Java consumer", "kafka-python": "kafka-python",
@@ -185,7 +185,7 @@ def _seconds(ts: Any, first: Any) -> float:
 
 
 def side_by_side(left: Any, right: Any, left_name: str, right_name: str, *,
-                 title: str | None = None, width: int = 95) -> WrapTable:
+                 title: str | None = None, width: int = 95, wrap: str = "22em") -> WrapTable:
     """Two runs' events of one group aligned by event (difflib on the event names): per row
     the event, each side's time since that side's first event, and each side's message
     (member ids cut after their first UUID group). `left`, `right`: parsed events (dicts with
@@ -211,7 +211,7 @@ def side_by_side(left: Any, right: Any, left_name: str, right_name: str, *,
                          f"{left_name} s": tx, left_name: mx, f"{right_name} s": ty,
                          right_name: my})
     return WrapTable(rows, ["event", f"{left_name} s", left_name, f"{right_name} s", right_name],
-                     title=title, wrap={left_name: "22em", right_name: "22em"})
+                     title=title, wrap={left_name: wrap, right_name: wrap})
 
 
 def broker_side_by_side(scenario: str, client: str = "java") -> WrapTable:
@@ -305,8 +305,17 @@ def crash_side_by_side(kit: Any = None, kafka: Any = None, client: str = "java")
         kit = [e for e in parse_paths([one_dies]).events if e["group"] == "group-1"]
     if kafka is None:
         kafka = broker_events("kafka", f"g-crash-expires-{client}")
-    return side_by_side(kit, kafka, "kit (one-dies)", "Kafka (crash-expires)",
+    return side_by_side(kit, kafka, "kit: one-dies", "Kafka: crash-expires", wrap="17em",
                         title="a consumer dies: the kit's simulated broker log beside Kafka's")
+
+
+def as_table(frame: Any, title: str | None = None) -> WrapTable:
+    """A small pandas frame (e.g. `realkafka.fidelity.differences_frame()`) with its texts in
+    full, wrapped, instead of pandas' cut columns."""
+    columns = [str(c) for c in frame.columns]
+    rows = [{c: "-" if v is None else str(v) for c, v in zip(columns, rec)}
+            for rec in frame.itertuples(index=False)]
+    return WrapTable(rows, columns, title=title, wrap={c: "12em" for c in columns})
 
 
 def by_library(events: Any) -> Table:
