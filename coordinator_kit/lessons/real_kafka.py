@@ -206,8 +206,10 @@ def side_by_side(left: Any, right: Any, left_name: str, right_name: str, *,
             y = b[j1 + k] if j1 + k < j2 else None
             tx, mx = side(x, a[0]["ts"] if a else None)
             ty, my = side(y, b[0]["ts"] if b else None)
-            rows.append({"event": (x or y)["event"] if op == "equal" else
-                         f"{x['event'] if x else '-'} / {y['event'] if y else '-'}",
+            # one event name where both sides have it or only one side has a line
+            same = x is None or y is None or x["event"] == y["event"]
+            rows.append({"event": (x or y)["event"] if same else
+                         f"{x['event']} / {y['event']}",
                          f"{left_name} s": tx, left_name: mx, f"{right_name} s": ty,
                          right_name: my})
     return WrapTable(rows, ["event", f"{left_name} s", left_name, f"{right_name} s", right_name],
@@ -305,7 +307,7 @@ def crash_side_by_side(kit: Any = None, kafka: Any = None, client: str = "java")
         kit = [e for e in parse_paths([one_dies]).events if e["group"] == "group-1"]
     if kafka is None:
         kafka = broker_events("kafka", f"g-crash-expires-{client}")
-    return side_by_side(kit, kafka, "kit: one-dies", "Kafka: crash-expires", wrap="17em",
+    return side_by_side(kit, kafka, "kit: one-dies", "Kafka: crash-expires", wrap="15em",
                         title="a consumer dies: the kit's simulated broker log beside Kafka's")
 
 
