@@ -199,3 +199,24 @@ def test_write_dataset_from_a_raw_recording_is_deterministic(tmp_path):
                      "kit/server.log", "manifest.json", "traces/one-joins.java.json"]
     for n in names:
         assert (tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes()
+
+
+def test_the_record_command_rewrites_a_dataset_from_a_raw_recording(tmp_path, capsys):
+    """`python -m coordinator_kit kafka record --from RAW --out DIR` (no Kafka run); a raw
+    folder without its traces.json is refused by name."""
+    from coordinator_kit.__main__ import main
+
+    raw = tmp_path / "raw"
+    (raw / "kafka" / "clients").mkdir(parents=True)
+    (raw / "kit").mkdir()
+    (raw / "kafka" / "server.log").write_text("")
+    (raw / "kit" / "server.log").write_text("")
+    (raw / "traces.json").write_text(json.dumps({
+        "versions": {"kafka": "4.0.2"}, "scenarios": [], "clients": [], "recorded": "x",
+        "traces": {}}))
+    assert main(["kafka", "record", "--from", str(raw), "--out", str(tmp_path / "out")]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert (tmp_path / "out" / "README.md").exists()
+    assert main(["kafka", "record", "--from", str(tmp_path / "none"), "--out",
+                 str(tmp_path / "o2")]) == 2
+    assert "traces.json" in capsys.readouterr().err
