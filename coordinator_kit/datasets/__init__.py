@@ -10,11 +10,11 @@ is a view of the scenario's trace on virtual time, so regenerating gives the sam
 give Spark gigabytes that still read like a coordinator's logs.
 """
 
-from .catalog import DATASETS, DatasetSpec, many_groups
+from .catalog import DATASETS, RECORDED, DatasetSpec, many_groups
 from .large import LargeResult, generate_large, parse_size
 from .offsets_table import OFFSETS_COLUMNS, offsets_rows
 from .writer import check, compare_dirs, render_dataset, render_all, write_all
 
-__all__ = ["DATASETS", "DatasetSpec", "many_groups", "OFFSETS_COLUMNS", "offsets_rows",
+__all__ = ["DATASETS", "RECORDED", "DatasetSpec", "many_groups", "OFFSETS_COLUMNS", "offsets_rows",
            "render_dataset", "render_all", "write_all", "check", "compare_dirs",
            "generate_large", "parse_size", "LargeResult"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .catalog import DATASETS
+from .catalog import DATASETS, RECORDED
 from .large import DEFAULT_LARGE_OUT, VARIANTS, LargeConfig
 
 __all__ = ["render_readme"]
@@ -164,6 +164,13 @@ def render_readme(files: Mapping[str, bytes]) -> str:
     total = sum(len(d) for rel, d in files.items() if rel != "README.md")
     parts.append(f"All scenario files together: {_size(total)} bytes in "
                  f"{sum(1 for rel in files if rel != 'README.md')} files.\n")
+    parts.append("## Recorded from real Kafka\n\nNot generated: recorded once from real software, "
+                 "with wall-clock times and random member ids as it wrote them, so "
+                 "`datasets --check` leaves them alone.\n\n| Folder | Recorded by | What it "
+                 "holds |\n|---|---|---|")
+    for name, (command, what) in RECORDED.items():
+        parts.append(f"| `{name}/` | `{command}` | {what} |")
+    parts.append("")
     cfg = LargeConfig()
     parts.append(_LARGE.format(
         default_out=DEFAULT_LARGE_OUT, brokers=cfg.brokers, last_broker=cfg.brokers - 1,

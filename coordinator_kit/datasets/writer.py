@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..cluster import Cluster
 from ..logs.layout import level_number
-from .catalog import DATASETS, DatasetSpec
+from .catalog import DATASETS, RECORDED, DatasetSpec
 from .offsets_table import offsets_csv, offsets_rows
 
 __all__ = ["render_dataset", "render_all", "write_all", "check", "compare_dirs",
@@ -147,6 +147,7 @@ def check(out_dir: Path, names: Iterable[str] | None = None,
     problems = compare_dirs(expected, out_dir)
     if names is None and out_dir.is_dir():
         for d in sorted(out_dir.iterdir()):
-            if d.is_dir() and d.name not in DATASETS and not d.name.startswith("."):
+            if d.is_dir() and d.name not in DATASETS and d.name not in RECORDED \
+                    and not d.name.startswith("."):
                 problems.append(f"unexpected: {d.name}/")
     return sorted(problems)

@@ -420,6 +420,13 @@ class Layout:
 LAYOUTS: tuple[Layout, ...] = (
     Layout("LOG4J", _LOG4J_STAMP_LEVEL + _SPACES_MSG_PAREN + _LOG4J_TAIL,
            "Kafka's log4j/log4j2 default `[%d] %p %m (%c)%n` (also Connect's `(%c:%L)`)"),
+    # The first line of AbstractConfig.logAll's multi-line block (`KafkaConfig values: `,
+    # `ConsumerConfig values: `): the message runs on over tab-indented lines and the logger
+    # comes after the last one, so this line alone has none (a record without a logger: other;
+    # the lines under it are its continuation). Seen in Kafka 4.0.2's server.log.
+    Layout("LOG4J-CONFIG", _LOG4J_STAMP_LEVEL + r" (?P<msg>[A-Z][A-Za-z0-9]*Config values: ?)",
+           "the head of Kafka's `[%d] %p %m (%c)%n` config block `<Name>Config values: ` "
+           "(AbstractConfig.logAll; its logger ends the block)"),
     Layout("PY-BRACKET", r"\[" + _D + " " + _T + "[,.]" + _F + r"\] \[" + _LEVEL + r"\] "
            + _THREAD + " " + _MSG, "Python `[%(asctime)s] [%(levelname)s] [%(threadName)s] "
            "%(message)s`"),
@@ -653,7 +660,7 @@ def _prefix_regex(text: str) -> str:
              "group": r"(?P<p_group>[^\]\x00]*)", "tp": r"[^ \x00]+",
              "thread": r"[^\]\x00]+", "instance": r"[^,\x00]*", "facility": "[A-Z0-9_]+",
              "handle": r"[^\]\x00]*", "dir": r"[^\]\x00]+", "id": "[0-9]+",
-             "consumer": r"[^\]\x00]+"}
+             "consumer": r"[^\]\x00]+", "rdbroker": r"[^ \x00/]+/[A-Za-z0-9_]+"}
     out = []
     for literal, name, _, _ in string.Formatter().parse(text):
         out.append(regex_escape(literal))
@@ -668,6 +675,9 @@ FOREIGN_PREFIXES = (
     "[GroupMetadataManager brokerId={broker}] ",               # 0.11-3.9
     "[Group Metadata Manager on Broker {broker}]: ",           # <= 0.10
     "[Consumer instanceId={instance}, clientId={client}, groupId={group}] ",   # static member
+    # confluent-kafka-python logger=, a line about one broker connection (librdkafka 2.x
+    # rd_rkb_dbg: `<host:port>/<id or bootstrap>: ` or `GroupCoordinator/<id>: `)
+    "{facility} [{handle}] [thrd:{thread}]: {rdbroker}: ",
     "{facility} [{handle}] [thrd:{thread}]: ",                 # confluent-kafka-python logger=
     "[thrd:{thread}]: ",                                       # librdkafka in another layout
     "[Worker clientId={client}, groupId={group}] ",            # Kafka Connect's workers
@@ -740,11 +750,13 @@ CONTROL_RE = "[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f\\ufffd]"
 # Empty or blank: counted as other known lines.
 BLANK_RE = "^[ \\t]*" + END
 # Continues the record above: indented lines (stack frames, KIP-848 reconciliation blocks,
-# librdkafka partition lists), `Caused by:`, `... N more`, and a Java exception's first line.
+# librdkafka partition lists), `Caused by:`, `... N more`, a Java exception's first line, and
+# the head of a Python traceback (`logger.exception`, e.g. kafka-python 3.0's coordinator).
 # The exception's class name is dotted identifiers (`a.b.FooException`), written without a
 # repeated group (see _DOTTED_LOWER): a look-ahead refuses a segment that starts with a digit
 # or is empty, one run of the characters takes the rest.
 CONTINUATION_RE = ("^(?:[ \\t]|Caused by: |Suppressed: |\\.\\.\\. [0-9]+ (?:more|common frames)"
+                   "|Traceback \\(most recent call last\\):"
                    "|(?![A-Za-z0-9_$.]*?\\.[0-9.])[A-Za-z_$][A-Za-z0-9_$]*\\.[A-Za-z0-9_$.]*"
                    "[A-Za-z0-9_$](?:Exception|Error|Throwable)(?::|" + END + "))")
 # Starts like a record (a time stamp, a librdkafka level, a Python level, a JSON object): a line

@@ -61,7 +61,9 @@ def _py(id: str, same_as: str, versions: str, text: str, origin: str = "kafka-py
 
 
 # kafka-python rows with no catalogue counterpart (the kit writes no such line)
-NO_KIT_COUNTERPART = ("PY-SESSION-EXPIRED", "PY-HB-THREAD")
+NO_KIT_COUNTERPART = ("PY-SESSION-EXPIRED", "PY-HB-THREAD",
+                      # kafka-python 3.0.12 lines seen in datasets/real-kafka
+                      "PY-LEAVE-OK", "PY-COMMIT-FAILED", "PY-LOST", "PY-PRE-REBAL-COMMIT")
 
 
 _P = "(__consumer_offsets-{partition})"
@@ -404,4 +406,70 @@ WORDINGS: tuple[Wording, ...] = (
     _c("CONNECT-JOINED-1", "assignment_received", "kafka-connect", "2.3+",
        "Joined group at generation {generation} with protocol version {version} and got "
        "assignment: {assignment} with rebalance delay: {delay_ms}"),
+    # -- Kafka 4.0.2 and the clients of 2025 (kafka-clients 4.0.2, kafka-python 3.0.12,
+    # librdkafka 2.16 with debug=cgrp), as their genuine logs in datasets/real-kafka say it
+    # (`python -m coordinator_kit kafka record`): lines the rows above do not cover ----------
+    _b("N-SERVICE-STARTING", None, "4.x", "Starting up.", origin="kafka-new"),
+    _b("N-SERVICE-STARTED", None, "4.x", "Startup complete.", origin="kafka-new"),
+    # ShutdownableThread's start line, from CoordinatorRuntime's event processor threads
+    _b("N-PROCESSOR-START", None, "4.x", "[{thread_name}]: Starting", origin="kafka-new"),
+    _c("J-NO-COMMITTED", None, "java-client", "2.x+",
+       "Found no committed offset for partition {tp}"),
+    _c("J-COMMIT-NO-GROUP", None, "java-client", "2.x+",
+       "Failing OffsetCommit request since the consumer is not part of an active group"),
+    _c("J-AUTOCOMMIT-FAILED", "offset_commit_failed", "java-client", "2.x+",
+       "Asynchronous auto-commit of offsets failed: {reason}"),
+    _c("PY-LEAVE-OK", None, "kafka-python", "3.x",
+       "LeaveGroup request for group {group} returned successfully"),
+    _c("PY-COMMIT-FAILED", "offset_commit_failed", "kafka-python", "3.x",
+       "OffsetCommit for group {group} failed: {reason}"),
+    _c("PY-LOST", "partitions_lost", "kafka-python", "3.x",
+       "Group {group} lost membership; forcibly revoking {partitions}"),
+    _c("PY-PRE-REBAL-COMMIT", None, "kafka-python", "3.x",
+       "Pre-rebalance offset commit failed: {reason}"),
+    _c("RDK-HB-SEND", "heartbeat_sent", "librdkafka", "2.x",
+       "Heartbeat for group \"{group}\" generation id {generation}"),
+    _c("RDK-JOIN-REQUEST", None, "librdkafka", "2.x",
+       "Joining group \"{group}\" with {count} subscribed topic(s) and member id \"{member_id}\""),
+    _c("RDK-JOIN-POSTPONED", None, "librdkafka", "2.x",
+       "Group \"{group}\": postponing join until up-to-date metadata {condition}"),
+    _c("RDK-LEADER-RESET", None, "librdkafka", "2.x",
+       "Group \"{group}\": resetting group leader info: {reason}"),
+    _c("RDK-ASSIGNOR-RUN", None, "librdkafka", "2.x",
+       "Group \"{group}\": \"{assignor}\" assignor run for {count} member(s)"),
+    _c("RDK-MEMBERID-RESET", None, "librdkafka", "2.x",
+       "Group \"{group}\": updating member id \"{old_member}\" -> \"\""),
+    _c("RDK-COORD-ERR", None, "librdkafka", "2.x",
+       "Group \"{group}\" FindCoordinator response error: {error}"),
+    _c("RDK-REBALANCE-HB", "rejoin_requested", "librdkafka", "2.x",
+       "Group \"{group}\" is rebalancing ({protocol}) in state {cgrp_state} (join-state "
+       "{join_state}) with {count} assigned partition(s): {reason}"),
+    _c("RDK-REBALANCE-LOST", "rejoin_requested", "librdkafka", "2.x",
+       "Group \"{group}\" initiating rebalance ({protocol}) in state {cgrp_state} (join-state "
+       "{join_state}) with {count} assigned partition(s) (lost): {reason}"),
+    _c("RDK-REBALANCE-SKIP", None, "librdkafka", "2.x",
+       "Group \"{group}\": rebalance ({protocol}) already in progress, skipping in state "
+       "{cgrp_state} (join-state {join_state}) with {count} assigned partition(s){lost}: "
+       "{reason}"),
+    _c("RDK-REJOIN-METADATA", None, "librdkafka", "2.x",
+       "Group \"{group}\": subscription updated from metadata change: rejoining group in state "
+       "{cgrp_state}"),
+    _c("RDK-REJOINING", None, "librdkafka", "2.x",
+       "Group \"{group}\" (re)joining in join-state {join_state} with {count} assigned "
+       "partition(s): {reason}"),
+    _c("RDK-COMMIT-SEND", None, "librdkafka", "2.x",
+       "Committing offsets for {count} partition(s) with generation-id {generation} in "
+       "join-state {join_state}: {reason}"),
+    _c("RDK-COMMIT-OK", "offset_committed", "librdkafka", "2.x",
+       "OffsetCommit for {count} partition(s) in join-state {join_state}: {details}: returned: "
+       "Success"),
+    _c("RDK-COMMIT-ERR", "offset_commit_failed", "librdkafka", "2.x",
+       "OffsetCommit for {count} partition(s) in join-state {join_state}: {details}: returned: "
+       "{error}"),
+    _c("RDK-LEAVE-RESPONSE", None, "librdkafka", "2.x",
+       "LeaveGroup response received in state {cgrp_state}"),
+    _c("RDK-SESSION-TIMEOUT", "heartbeat_session_expired", "librdkafka", "2.x",
+       "Consumer group session timed out (in join-state {join_state}) after {ms} ms without a "
+       "successful response from the group coordinator (broker {node}, last error was "
+       "{error}): {reason}"),
 )

@@ -4,7 +4,9 @@
 (once); `start` runs one KRaft broker+controller on 127.0.0.1 with a lifetime and prints where
 it listens and logs; `stop` stops started brokers by their PIDs; `status` lists them;
 `compare` runs the client scenarios against real Kafka and against the kit and prints the
-differences (docs/real-kafka.md); `fidelity` prints the known differences (README.md's table).
+differences (docs/real-kafka.md); `fidelity` prints the known differences (README.md's table);
+`record` writes their genuine logs and traces into
+`datasets/real-kafka/`.
 """
 
 from __future__ import annotations
@@ -57,6 +59,17 @@ def add_parser(sub: Any) -> None:
     fd.add_argument("--write", default=None, metavar="README",
                     help="rewrite the table in this README.md (e.g. README.md)")
     fd.set_defaults(func=_fidelity)
+    r = cmds.add_parser("record", help="record genuine logs and traces of the scenarios on real "
+                                       "Kafka and on the kit into datasets/real-kafka/")
+    r.add_argument("--scenarios", nargs="+", default=None, metavar="NAME",
+                   help="scenario names (default: every one of realkafka.scenarios.SCENARIOS)")
+    r.add_argument("--clients", nargs="+", default=None,
+                   choices=("kafka-python", "confluent-kafka", "java"),
+                   help="client libraries (default: all three)")
+    r.add_argument("--out", default=None, help="the dataset folder (default: datasets/real-kafka)")
+    r.add_argument("--from", dest="raw_from", default=None, metavar="RAW",
+                   help="re-write the dataset from a raw recording folder (no Kafka run)")
+    r.set_defaults(func=_record)
 
 
 def _fail(exc: Exception) -> int:
@@ -139,6 +152,10 @@ def _fidelity(args: argparse.Namespace) -> int:
         return _fail(exc)
     print(f"{args.write}: {'table rewritten' if changed else 'already up to date'}")
     return 0
+def _record(args: argparse.Namespace) -> int:
+    from .record import main_record
+    return main_record(scenarios=args.scenarios, clients=args.clients, out=args.out,
+                       raw_from=args.raw_from)
 
 
 def _compare(args: argparse.Namespace) -> int:

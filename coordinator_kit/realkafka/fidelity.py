@@ -57,8 +57,9 @@ KNOWN_DIFFERENCES: tuple[Difference, ...] = (
         kafka="-",
         kit="every GroupMetadataManager line is an event; the multi-line 'KafkaConfig "
             "values:' block and GroupCoordinatorService's 'Starting up.' / 'Startup "
-            "complete.' are quarantined",
-        status="left: the catalogue in logs/ has no template for them"),
+            "complete.' were quarantined",
+        status="fixed in logs/patterns.py (LOG4J-CONFIG) and logs/wordings.py; "
+               "tests/test_real_kafka_dataset.py"),
     Difference(
         what="generations around a first join or a member's expiry (seen once each, not "
              "reproducible)",
