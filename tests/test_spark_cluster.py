@@ -29,7 +29,10 @@ import pytest
 from coordinator_kit.spark.cluster import (ClusterError, LocalSparkCluster, check_java,
                                            connect_client_missing, spark_home)
 
-# on an idle 2-core machine the whole file takes about N s; the limits leave room for a busy one
+# Its cost is fixed cost: three Spark applications (local, standalone, Connect) starting and
+# planning ~40 small queries each on cold JVMs, side by side. It took 17.5 min on this 2-core
+# machine under a load of 30-45 from other jobs (about 6x slower than idle for every Spark
+# figure measured that day); the limits leave room for such a machine.
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(1800)]
 
 REPO = Path(__file__).resolve().parent.parent
