@@ -70,6 +70,17 @@ message patterns were polynomial of high degree), and the dotted one made Java's
 overflow its stack (a failed Spark task); now every pattern is linear
 (`coordinator_kit.logs.redos` finds the ones that are not).
 
+**--cluster [WORKERS]**: after the local rounds, the Spark raw read and parse again on a Spark
+standalone cluster the benchmark starts itself on 127.0.0.1 (`coordinator_kit.spark.cluster`:
+a master and WORKERS workers, default 2, 1 core and `--worker-memory` each), printed beside
+the local figures with the ratio cluster / local, and checked against the Python parse like
+the local one. One process holds one SparkContext, so the local session is stopped first and
+the two sides run one after the other (not interleaved). The cluster's CPU seconds add the
+executors' (the workers' process groups, from /proc) to the driver's. On one machine the
+cluster does the local session's work plus what a cluster adds: the files are read by
+executors in other JVMs, every task and result crosses a socket, and driver and executors
+share the same 2 cores, so it measures that overhead, not a speed-up.
+
 Where the Spark parse's time went (JFR profiles of the 200 MB input, `jcmd <pid> JFR.start`
 on the driver JVM, self time by method), and what was done:
 
@@ -400,6 +411,80 @@ def _timed(run: Callable[[], Any]) -> float:
     return time.perf_counter() - t0
 
 
+# -- on a standalone cluster ----------------------------------------------------------------------
+
+def group_cpu(pgids: set[int]) -> float:
+    """CPU seconds so far of every live process in the process groups `pgids` (a worker and
+    the executors it launched), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) in pgids:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def run_on_cluster(spark: Any, data: Dataset, local: dict[str, Side], python: Side,
+                   workers: int, memory: str, repeat: int) -> int:
+    """The raw read and the Spark parse again, on a standalone cluster of `workers` workers
+    (1 core, `memory` each) started here (`coordinator_kit.spark.cluster`), printed beside
+    the local rows. The local session is stopped first: a process has one SparkContext."""
+    from coordinator_kit.spark.cluster import LocalSparkCluster
+    from coordinator_kit.spark.session import get_session
+
+    spark.stop()
+    t0 = time.perf_counter()
+    with LocalSparkCluster(workers, cores=1, memory=memory, lifetime_s=7200) as cluster:
+        started = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        cs = get_session(cluster.master_url, config=cluster.session_config())
+        session = time.perf_counter() - t1
+        jvm = JvmCpu(cs)
+        workers_pgids = {pid for name, pid in cluster.pids.items() if name.startswith("worker")}
+
+        def cpu() -> float:         # driver JVM + executors + this process
+            return jvm() + group_cpu(workers_pgids) + time.process_time()
+
+        raw = Side("raw read, Spark (read.text count)", lambda: spark_read(cs, data.files), cpu)
+        parse = Side("parse, Spark load_lines + agg", lambda: spark_parse(cs, data.files), cpu,
+                     raw=raw)
+        try:
+            for r in range(repeat):
+                for side in (raw, parse):
+                    side.measure()
+                    print(f"  cluster round {r + 1}: {side.name}: {side.seconds[-1]:.2f} s",
+                          file=sys.stderr, flush=True)
+        finally:
+            cs.stop()
+    print(f"standalone cluster: {workers} worker(s) x 1 core, {memory} each, master and "
+          f"workers started in {started:.1f} s, the session (driver + executors) in "
+          f"{session:.1f} s")
+    print(f"{'':38} {'local s':>8} {'cluster s':>9} {'cl/local':>8} {'local CPU':>9} "
+          f"{'cl CPU':>7} {'cl MB/s':>8}")
+    for side in (raw, parse):
+        mine = local[side.name]
+        print(f"{side.name:38} {mine.best:8.2f} {side.best:9.2f} "
+              f"{side.best / mine.best:7.2f}x {_fmt(mine.best_cpu, 1):>9} "
+              f"{_fmt(side.best_cpu, 1):>7} {data.bytes / MB / side.best:8,.1f}")
+    print(f"cl/local: the cluster's seconds over local mode's (above 1: the cluster is slower); "
+          f"cluster CPU: driver JVM + executors + this process; the cluster parse is "
+          f"{python.best / parse.best:.2f}x the Python parse")
+    problems = differences(python.result, parse.result)
+    if problems:
+        print("CHECK FAILED: the cluster's Spark parse and Python's differ:")
+        for line in problems[:20]:
+            print(f"  {line}")
+        return 1
+    print(f"check: the cluster's parse agrees with Python's and local Spark's: "
+          f"{parse.result.read:,} lines, non-NULL values of every column per (kind, event, "
+          f"problem)")
+    return 0
+
+
 # -- many small files ---------------------------------------------------------------------------
 
 def many_files(n: int, seed: int, root: Path) -> Dataset:
@@ -528,6 +613,12 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
     parser.add_argument("--master", default=None, help="Spark master (default: the kit's "
                         "get_session default, local[*])")
     parser.add_argument("--no-write", action="store_true", help="skip the write_parsed row")
+    parser.add_argument("--cluster", type=int, nargs="?", const=2, metavar="WORKERS",
+                        help="then the raw read and the Spark parse again on a standalone "
+                        "cluster the benchmark starts on 127.0.0.1 (default 2 workers, 1 core "
+                        "each), beside the local figures")
+    parser.add_argument("--worker-memory", default="1g", help="memory per --cluster worker "
+                        "for its executor (default 1g)")
     parser.add_argument("--breakdown", action="store_true", help="then time the Spark parse "
                         "asked for fewer columns: where its time goes")
     parser.add_argument("--strict", action="store_true", help="exit with status 2 when the "
@@ -635,6 +726,11 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
           f"non-NULL values of all {len(COLUMN_NAMES)} columns per (kind, event, problem)")
 
     ratio = python.best / spark_side.best
+    if args.cluster:
+        status = run_on_cluster(spark, data, {side.name: side for side in sides}, python,
+                                args.cluster, args.worker_memory, args.repeat)
+        if status:
+            return status
     verdict = "MET" if ratio >= TARGET else "MISS"
     note = "" if size >= 2**30 else f" (this run: {data.bytes / 2**30:.2f} GiB)"
     print(f"target: Spark parse >= Python parse at 1 GiB on 2 cores (wall, no start-up): "

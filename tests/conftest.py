@@ -34,14 +34,29 @@ def spark():
 
 
 def pytest_report_header(config):
-    """Say at the top of the run whether tests/test_real_kafka.py will start a real broker."""
+    """Say at the top of the run whether tests/test_real_kafka.py will start a real broker and
+    tests/test_spark_cluster.py a Spark cluster, or why not."""
+    lines = []
     try:
         from test_real_kafka import skip_reason
     except Exception:  # the module or its imports are not there: nothing to say
-        return None
-    from coordinator_kit.realkafka.fetch import KAFKA_VERSION, cache_dir, is_fetched
-    reason = skip_reason()
-    if reason:
-        return f"real Kafka tests: SKIPPED, {reason}"
-    how = "cached" if is_fetched() else "fetched once from Maven Central (about 55 MB)"
-    return f"real Kafka tests: run against Apache Kafka {KAFKA_VERSION} ({how}, {cache_dir()})"
+        pass
+    else:
+        from coordinator_kit.realkafka.fetch import KAFKA_VERSION, cache_dir, is_fetched
+        reason = skip_reason()
+        if reason:
+            lines.append(f"real Kafka tests: SKIPPED, {reason}")
+        else:
+            how = "cached" if is_fetched() else "fetched once from Maven Central (about 55 MB)"
+            lines.append(f"real Kafka tests: run against Apache Kafka {KAFKA_VERSION} ({how}, "
+                         f"{cache_dir()})")
+    try:
+        from test_spark_cluster import skip_reason as cluster_skip_reason
+    except Exception:
+        pass
+    else:
+        reason = cluster_skip_reason()
+        lines.append(f"Spark cluster tests: SKIPPED, {reason}" if reason else
+                     "Spark cluster tests: a standalone master, 2 workers and a Spark Connect "
+                     "server on 127.0.0.1, from the PySpark package")
+    return lines or None

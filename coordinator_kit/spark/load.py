@@ -525,8 +525,11 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
                              + "".join(f"; {note}" for note in notes))
         schema = lines.drop("kind").schema
         parts = {k: tmp / f"kind={k}" for k in ("event", "quarantine", "continuation")}
-        frames = {k: (spark.read.schema(schema).parquet(str(p)) if p.exists()
-                      else spark.createDataFrame([], schema)) for k, p in parts.items()}
+        # an empty frame of the same schema: `limit(0)` is planned as an empty local relation
+        # (no scan), and needs no Python on a cluster's executors, which a Python list would
+        empty = lines.drop("kind").limit(0)
+        frames = {k: (spark.read.schema(schema).parquet(str(p)) if p.exists() else empty)
+                  for k, p in parts.items()}
         orphans_n = 0
         if n["continuation"]:
             cont = frames["continuation"]

@@ -43,7 +43,7 @@ from ..logs.inputs import InputNote, LogFile, damage_note, open_log, scan_inputs
 from ..logs.parse import SkippedFilesWarning, iter_lines, skipped_note
 
 __all__ = ["spark_lines", "plan_sources", "SourcePlan", "spark_path", "lines_before",
-           "SMALL_FILE_BYTES", "handed_budget"]
+           "local_frame", "SMALL_FILE_BYTES", "handed_budget"]
 
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
@@ -60,6 +60,25 @@ _BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1
 def _F() -> Any:
     from pyspark.sql import functions as F
     return F
+
+
+_ARROW_TYPES = {"string": "string", "long": "int64", "int": "int32"}
+
+
+def local_frame(spark: Any, rows: list[tuple[Any, ...]], ddl: str) -> Any:
+    """A small table made on the driver (`ddl`: "name type, ..." with types string, long,
+    int), handed to Spark as Arrow. Not as a Python list: classic PySpark makes a list an RDD
+    whose rows a Python worker unpickles on every executor, so a cluster's executors would
+    need a Python of the driver's version; Arrow is read by the JVM itself (and Spark Connect
+    sends it as it is), so the executors need none."""
+    import pyarrow as pa
+
+    fields = [tuple(part.split()) for part in ddl.split(",")]
+    schema = pa.schema([(name, getattr(pa, _ARROW_TYPES[kind])()) for name, kind in fields])
+    columns = list(zip(*rows)) if rows else [()] * len(fields)
+    table = pa.table([pa.array(list(c), type=f.type) for c, f in zip(columns, schema)],
+                     schema=schema)
+    return spark.createDataFrame(table)
 
 
 def spark_path(path: str) -> str:
@@ -228,7 +247,7 @@ def _local_offsets(spark: Any, files: list[LogFile]) -> Any | None:
         forms = {uri, re.sub("^file:///", "file:/", uri), re.sub("^file:/(?!/)", "file:///", uri)}
         rows.extend((form, s, f.name, 0, before.get(s, 0)) for form in sorted(forms)
                     for s in [0, *starts])
-    return spark.createDataFrame(rows, _OFFSETS)
+    return local_frame(spark, rows, _OFFSETS)
 
 
 def _line_offsets(spark: Any, paths: list[str], names: dict[str, str]) -> Any:
@@ -255,7 +274,7 @@ def _line_offsets(spark: Any, paths: list[str], names: dict[str, str]) -> Any:
         name = names.get(os.path.normpath(plain), plain)
         rows.append((r["uri"], int(r["block"]), name, int(r["first"]), offset))
         before[r["uri"]] = offset + int(r["n"])
-    return spark.createDataFrame(rows, _OFFSETS)
+    return local_frame(spark, rows, _OFFSETS)
 
 
 def _handed_frame(spark: Any, files: list[LogFile]) -> Any | None:
@@ -295,8 +314,8 @@ def _handed_frame(spark: Any, files: list[LogFile]) -> Any | None:
             spark.conf.unset(key)
         else:
             spark.conf.set(key, previous)
-    names = spark.createDataFrame([(k, f.name) for k, f in enumerate(files)],
-                                  "h_fid int, h_file string")
+    names = local_frame(spark, [(k, f.name) for k, f in enumerate(files)],
+                        "h_fid int, h_file string")
     joined = lines.join(F.broadcast(names), lines["fid"] == names["h_fid"])
     return joined.select(F.col("value").cast("string").alias("value"),
                          F.col("h_file").alias("file"), "line")
@@ -339,7 +358,7 @@ def spark_lines(paths: PathsArg, spark: Any, *, small: int | None = None
     frames = [df for df in (_read_frame(spark, plan), _handed_frame(spark, plan.handed))
               if df is not None]
     if not frames:
-        empty = spark.createDataFrame([], "value string, file string, line long")
+        empty = local_frame(spark, [], "value string, file string, line long")
         return empty, plan.notes
     lines = frames[0]
     for df in frames[1:]:
