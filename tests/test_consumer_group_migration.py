@@ -583,6 +583,43 @@ def test_no_downgrade_when_policy_or_size_forbid_it(policy, config, line) -> Non
     assert line in "\n".join(c.lines())
 
 
+def test_last_static_consumer_protocol_member_replaced_by_classic_protocol_member() -> None:
+    # GroupMetadataManagerTest.testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMember:
+    # the replacement's records (old id tombstoned, new id with the old target), the consumer
+    # group's tombstones under the new id, then the classic group (Stable, no rebalance), the
+    # new member holding the old one's assignment
+    c = ctx("downgrade")
+    c.heartbeat(ConsumerGroupHeartbeatRequest(
+        "g", "old-2", 0, instance_id="i2", rebalance_timeout_ms=5000,
+        subscribed_topic_names=("foo", "bar"), server_assignor="range", topic_partitions=()))
+    _, first = classic_join(c)
+    member_1 = first.result().member_id
+    classic_join(c, member_1)
+    group = c.group()
+    epoch = group.group_epoch
+    old_target = dict(group.target_assignment.get("old-2"))
+    result, response = classic_join(c, "", instance="i2")
+    assert result.replay_records is False
+    answer = response.result()
+    new_2 = answer.member_id
+    assert answer.error is Errors.NONE and new_2 != "old-2"
+    keys = [(r.record_type, r.key.get("MemberId"), r.value is None) for r in result.records]
+    assert keys[:3] == [(8, "old-2", True), (7, "old-2", True), (5, "old-2", True)]
+    assert keys[3:6] == [(5, new_2, False), (7, new_2, False), (8, new_2, False)]
+    assert (5, "old-2", True) not in keys[6:] and (5, new_2, True) in keys[6:]
+    assert keys[-3:] == [(4, None, True), (3, None, True), (2, None, False)]
+    assert c.group() is None
+    classic = c.shard.groups.groups.get("g")
+    assert classic.state is ClassicGroupState.STABLE and classic.generation_id == epoch
+    assert set(classic.members) == {member_1, new_2}
+    names = {FOO: "foo", BAR: "bar"}
+    got = ConsumerProtocolAssignment.decode(classic.members[new_2].assignment)
+    assert sorted(got.assigned_partitions) == sorted(
+        TopicPartition(names[t], p) for t, ps in old_target.items() for p in ps)
+    assert not c.timer.is_scheduled(f"sync-g-{new_2}")
+    assert "Preparing to rebalance group g" not in "\n".join(c.lines())
+
+
 def test_last_member_leaving_skips_the_downgrade_as_empty() -> None:
     # validateOnlineDowngradeWithFencedMember: the last member leaving logs at DEBUG, no
     # conversion

@@ -121,30 +121,34 @@ def consumer_group_from_classic_group(registry: Any, classic: ClassicGroup,
 
 
 def classic_group_from_consumer_group(group: ConsumerGroup, leaving_member_id: str, now: int,
-                                      rng: Any, topics: TopicsView) -> ClassicGroup:
+                                      rng: Any, topics: TopicsView,
+                                      joining: ConsumerGroupMember | None = None
+                                      ) -> ClassicGroup:
     """`ClassicGroup.fromConsumerGroup`: Stable at the group epoch, protocol type "consumer",
-    every member but the leaving one, each with its target assignment serialized at the
-    version of its subscription."""
+    every member but the leaving one (and the `joining` static member that replaces it, with
+    its assignment), each with its target assignment serialized at the version of its
+    subscription."""
     classic = ClassicGroup(group.group_id, now, rng, ClassicGroupState.STABLE)
     classic.previous_state = ClassicGroupState.EMPTY
     classic.generation_id = group.group_epoch
     classic.protocol_type = CONSUMER_PROTOCOL_TYPE
     classic.leader_id = None
-    for member_id, m in sorted(group.members.items()):
-        if member_id == leaving_member_id:
-            continue
+    kept = [m for member_id, m in sorted(group.members.items()) if member_id != leaving_member_id]
+    for m in kept + ([joining] if joining is not None else []):
         meta = m.classic_member_metadata
         assert meta is not None  # every member left uses the classic protocol
         classic.add(ClassicGroupMember(
-            member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+            m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
             meta.session_timeout_ms, CONSUMER_PROTOCOL_TYPE,
             [Protocol(p.name, p.metadata) for p in meta.supported_protocols]), None)
     classic.protocol_name = classic.select_protocol()
     classic.subscribed_topics = classic.compute_subscribed_topics()
     for member in classic.members.values():
         version = deserialize_version(member.metadata(classic.protocol_name))
+        of = (leaving_member_id if joining is not None and member.member_id == joining.member_id
+              else member.member_id)
         member.assignment = _serialize_assignment(
-            group.target_assignment.get(member.member_id, EMPTY_ASSIGNMENT), topics, version)
+            group.target_assignment.get(of, EMPTY_ASSIGNMENT), topics, version)
     return classic
 
 
@@ -235,22 +239,45 @@ class ConsumerGroupMigration:
             return False
         return True
 
+    def _validate_online_downgrade_with_replaced_member(self, group: ConsumerGroup,
+                                                        replaced_member_id: str) -> bool:
+        """`validateOnlineDowngradeWithReplacedMemberId`: a classic static member takes the
+        place of the last consumer-protocol member."""
+        if not group.all_members_use_classic_protocol_except(replaced_member_id):
+            return False
+        if not self.config.consumer_group_migration_policy.is_downgrade_enabled:
+            self.log.log("CG-DOWNGRADE-DISABLED", group=group.group_id)
+            return False
+        if group.num_members() > self.config.group_max_size:
+            self.log.log("CG-DOWNGRADE-TOO-BIG", group=group.group_id)
+            return False
+        return True
+
     def _convert_to_classic_group(self, group: ConsumerGroup, leaving_member_id: str,
-                                  records: list[CoordinatorRecord]) -> None:
-        """`convertToClassicGroup` (a member left): the consumer group's tombstones and the
-        classic group's GroupMetadata record; the maps are changed here, not by replay (the
-        classic group object must live on to rebalance), and a rebalance starts."""
-        records.extend(group.tombstone_records())
+                                  records: list[CoordinatorRecord],
+                                  joining: ConsumerGroupMember | None = None) -> None:
+        """`convertToClassicGroup`: the consumer group's tombstones and the classic group's
+        GroupMetadata record; the maps are changed here, not by replay (the classic group
+        object must live on to rebalance). A member that left starts a rebalance; a static
+        member that replaced it (`joining`) takes its assignment and no rebalance starts."""
+        if joining is None:
+            records.extend(group.tombstone_records())
+        else:  # createGroupTombstoneRecordsWithReplacedMember
+            records.extend(r if r.key.get("MemberId") != leaving_member_id else
+                           type(r)(r.record_type, {**r.key, "MemberId": joining.member_id},
+                                   None)
+                           for r in group.tombstone_records())
         now = self.time.now
         classic = classic_group_from_consumer_group(group, leaving_member_id, now,
-                                                    self.classic.rng, self.topics)
+                                                    self.classic.rng, self.topics, joining)
         records.append(self.classic.group_metadata_record(classic, classic.group_assignment()))
         self.groups.remove(group.group_id)
         self.classic.groups.put(group.group_id, classic)
         for member in classic.members.values():
             self.classic.reschedule_heartbeat(classic, member)
-        self.classic.prepare_rebalance(
-            classic, f"Downgrade group {group.group_id} from consumer to classic.")
+        if joining is None:
+            self.classic.prepare_rebalance(
+                classic, f"Downgrade group {group.group_id} from consumer to classic.")
 
     # -- classic members: JoinGroup (classicGroupJoinToConsumerGroup) ---------------------------
 
@@ -325,6 +352,14 @@ class ConsumerGroupMigration:
             group_id, updated, group, target_epoch, target,
             _to_topic_partitions(subscription.owned_partitions, self.topics), records)
 
+        # 4. the last consumer-protocol member, static, replaced by this classic one: downgrade
+        replaced = group.static_member_id(instance_id)
+        downgrade = replaced is not None and \
+            self._validate_online_downgrade_with_replaced_member(group, replaced)
+        if downgrade:
+            assert replaced is not None
+            self._convert_to_classic_group(group, replaced, records, updated)
+
         assert updated.classic_member_metadata is not None
         answer = JoinGroupResponse(
             generation_id=updated.member_epoch, protocol_type=CONSUMER_PROTOCOL_TYPE,
@@ -338,12 +373,13 @@ class ConsumerGroupMigration:
             if f.failed():
                 return
             self.timer.cancel(join_timeout_key(group_id, answer.member_id))
-            self._schedule_session_timeout(group_id, answer.member_id,  # type: ignore
-                                           session_ms)
-            self._schedule_sync_timeout(group_id, answer.member_id, rebalance_ms)
+            if not downgrade:  # still a consumer group: its session and sync timeouts
+                self._schedule_session_timeout(group_id, answer.member_id,  # type: ignore
+                                               session_ms)
+                self._schedule_sync_timeout(group_id, answer.member_id, rebalance_ms)
             response.complete(answer)
         append.add_done_callback(on_append)
-        return CoordinatorResult(records, None, append)
+        return CoordinatorResult(records, None, append, replay_records=not downgrade)
 
     # -- classic members: SyncGroup, Heartbeat --------------------------------------------------
 
