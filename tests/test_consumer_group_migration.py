@@ -683,6 +683,26 @@ def test_cleanup_keeps_an_empty_consumer_group_with_live_offsets() -> None:
     assert c.group() is not None
 
 
+def test_delete_groups_of_a_consumer_group() -> None:
+    # GroupMetadataManagerTest.testConsumerGroupDelete (GroupCoordinatorShard.deleteGroups with
+    # ConsumerGroup.validateDeleteGroup): NON_EMPTY_GROUP while it has members; once Empty, its
+    # offsets' and its own tombstones
+    c = ctx()
+    cg_join(c, "c1")
+    epoch = c.group().members.get("c1").member_epoch
+    c.commit(OffsetCommitRequest("g", epoch, "c1", {("foo", 0): PartitionData(1)}, version=9))
+    busy = c.shard.delete_groups(RequestContext("admin"), ["g"])
+    assert [r.error for r in busy.response] == [Errors.NON_EMPTY_GROUP] and busy.records == []
+    cg_leave(c, "c1")
+    group = c.group()
+    done = c.shard.delete_groups(RequestContext("admin"), ["g"])
+    assert [r.error for r in done.response] == [Errors.NONE]
+    assert done.records == [rec.new_offset_commit_tombstone("g", "foo", 0)] + \
+        group.tombstone_records()
+    c.replay(done.records)
+    assert c.group() is None and c.shard.offsets.committed("g") == {}
+
+
 # -- the record ----------------------------------------------------------------------------------
 
 def test_classic_member_metadata_bytes() -> None:

@@ -143,6 +143,15 @@ class GroupCoordinatorShard(CoordinatorShard):
         offsets = 0
         for group_id in group_ids:
             try:
+                consumer_group = (self.consumer_groups.groups.get(group_id)
+                                  if self.consumer_groups.has_groups else None)
+                if consumer_group is not None:  # a KIP-848 group: its own check and tombstones
+                    consumer_group.validate_delete_group()
+                    offsets += self.offsets.delete_all_offsets(group_id, records)
+                    records.extend(consumer_group.tombstone_records())
+                    deleted.append(group_id)
+                    results.append(DeletableGroupResult(group_id))
+                    continue
                 self.groups.validate_delete_group(group_id)
                 offsets += self.offsets.delete_all_offsets(group_id, records)
                 self.groups.create_group_tombstone_records(group_id, records)

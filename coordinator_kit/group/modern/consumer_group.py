@@ -280,6 +280,11 @@ class ConsumerGroup:
         """`ConsumerGroup.isEmpty`: the Empty state."""
         return self.state is ConsumerGroupState.EMPTY
 
+    def validate_delete_group(self) -> None:
+        """`ConsumerGroup.validateDeleteGroup`: only an Empty group can be deleted."""
+        if self.state is not ConsumerGroupState.EMPTY:
+            raise Errors.NON_EMPTY_GROUP.exception()
+
     # -- partition epochs (who owns what, at which epoch) ----------------------------------------
 
     def current_partition_epoch(self, topic_id: str, partition: int) -> int:
