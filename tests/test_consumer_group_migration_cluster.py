@@ -14,6 +14,7 @@ from typing import Any
 from coordinator_kit.cluster import Cluster
 from coordinator_kit.group.classic import ClassicGroupState
 from coordinator_kit.group.modern.consumer_group import ConsumerGroupState
+from coordinator_kit.logs.parse import parse_lines
 from coordinator_kit.topic import TopicPartition
 
 ALL = {TopicPartition("orders", p) for p in range(6)}
@@ -55,7 +56,7 @@ def owners(cluster: Cluster) -> dict[TopicPartition, list[str]]:
 
 
 def test_classic_and_consumer_protocol_consumers_share_one_group() -> None:
-    cluster = Cluster(brokers=3, topics={"orders": 6}, trace_level="INFO",
+    cluster = Cluster(brokers=3, topics={"orders": 6}, trace_level="DEBUG",
                       group_config={"offsets.topic.num.partitions": 1})
     check = OwnerCheck(cluster)
     cluster.add_consumer("classic-1", topics=("orders",))
@@ -111,5 +112,13 @@ def test_classic_and_consumer_protocol_consumers_share_one_group() -> None:
     lines = "\n".join(cluster.trace.lines())
     assert "joins the consumer group using the classic protocol." in lines
     assert "(reason: Downgrade group group-1 from consumer to classic.)" in lines
+    # the kit's parser reads the migration's lines as Kafka's templates
+    wanted = [line for line in cluster.trace.lines(level="DEBUG")
+              if "using the classic protocol" in line or "Downgrade group" in line
+              or "Skip downgrading" in line or "requesting the member to rejoin" in line]
+    parsed = list(parse_lines(wanted, "server.log"))
+    assert parsed and all(kind == "event" for kind, _ in parsed)
+    assert {r["event"] for _, r in parsed} >= {"member_joined", "rebalance_started",
+                                               "member_id_required"}
     assert check.batches > 100
     assert check.violations == []
