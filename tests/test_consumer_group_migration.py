@@ -58,14 +58,21 @@ def classic_group(c: ConsumerGroupContext, members: dict[str, list[tuple[str, in
                                             next(iter(members)), 0, rows)])
 
 
+def written(c, result):
+    """Keep what a write appends (replayed or not), as the partition's log would."""
+    if hasattr(c, "log"):
+        c.log.extend(result.records)
+    return result
+
+
 def cg_join(c, member_id, topics=("foo", "bar"), group="g", rebalance_ms=5000):
-    return c.heartbeat(ConsumerGroupHeartbeatRequest(
+    return written(c, c.heartbeat(ConsumerGroupHeartbeatRequest(
         group, member_id, 0, rebalance_timeout_ms=rebalance_ms,
-        subscribed_topic_names=tuple(topics), server_assignor="range", topic_partitions=()))
+        subscribed_topic_names=tuple(topics), server_assignor="range", topic_partitions=())))
 
 
 def cg_leave(c, member_id, group="g"):
-    return c.heartbeat(ConsumerGroupHeartbeatRequest(group, member_id, -1))
+    return written(c, c.heartbeat(ConsumerGroupHeartbeatRequest(group, member_id, -1)))
 
 
 def classic_join(c, member_id="", protocols=None, owned=(), instance=None, group="g",
@@ -81,6 +88,7 @@ def classic_join(c, member_id="", protocols=None, owned=(), instance=None, group
                                         request, response)
     if result.replay_records:
         c.replay(result.records)
+    written(c, result)
     if commit and result.append_future is not None:
         result.append_future.complete(None)
     return result, response
@@ -543,6 +551,27 @@ def test_last_consumer_protocol_member_leaving_consumer_group() -> None:
     # the classic member goes on as a classic group member: it rejoins
     assert classic_heartbeat(c, member_id, epoch).response.error is \
         Errors.REBALANCE_IN_PROGRESS
+
+
+def test_a_coordinator_move_after_a_downgrade_loads_the_classic_group() -> None:
+    # GroupCoordinatorShard.replay of everything a mixed group and its downgrade appended: the
+    # consumer group's records, its tombstones, then the GroupMetadata record: a Stable classic
+    # group with the classic member and its assignment
+    c = ctx()
+    c.log = []
+    member_id = mixed_group(c)
+    cg_leave(c, "c1")
+    classic = c.shard.groups.groups.get("g")
+    moved = ctx()
+    serde = rec.GroupCoordinatorRecordSerde()
+    moved.replay([serde.deserialize(*serde.serialize(r)) for r in c.log])
+    assert moved.group() is None
+    loaded = moved.shard.groups.groups.get("g")
+    assert loaded.state is ClassicGroupState.STABLE
+    assert (loaded.generation_id, loaded.protocol_type, loaded.protocol_name) == \
+        (classic.generation_id, "consumer", "range")
+    assert list(loaded.members) == [member_id]
+    assert loaded.members[member_id].assignment == classic.members[member_id].assignment
 
 
 def test_last_consumer_protocol_member_session_timeout() -> None:
