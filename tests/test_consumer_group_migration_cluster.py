@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from coordinator_kit.cluster import Cluster
+from coordinator_kit.consumer_group_invariants import ConsumerGroupMonitor
 from coordinator_kit.group.classic import ClassicGroupState
 from coordinator_kit.group.modern.consumer_group import ConsumerGroupState
 from coordinator_kit.logs.parse import parse_lines
@@ -59,6 +60,9 @@ def test_classic_and_consumer_protocol_consumers_share_one_group() -> None:
     cluster = Cluster(brokers=3, topics={"orders": 6}, trace_level="DEBUG",
                       group_config={"offsets.topic.num.partitions": 1})
     check = OwnerCheck(cluster)
+    # the kit's KIP-848 monitor watches the consumer-protocol members against the coordinator
+    # (single owner, epochs only grow, no commit at a stale epoch) while the group is one
+    monitor = ConsumerGroupMonitor(cluster, "group-1")
     cluster.add_consumer("classic-1", topics=("orders",))
     cluster.add_consumer("classic-2", topics=("orders",))
     check.hook()
@@ -122,3 +126,5 @@ def test_classic_and_consumer_protocol_consumers_share_one_group() -> None:
                                                "member_id_required"}
     assert check.batches > 100
     assert check.violations == []
+    monitor.assert_ok()
+    assert monitor.batches > 50 and monitor.commits_checked > 0
