@@ -211,6 +211,50 @@ def test_heartbeat_with_stable_classic_group_converts_it() -> None:
     assert c.timer.deadline("session-timeout-g-member-2") == 45000
 
 
+def test_heartbeat_to_classic_group_from_existing_static_member() -> None:
+    # GroupMetadataManagerTest.testConsumerGroupHeartbeatToClassicGroupFromExistingStaticMember:
+    # the conversion, then the classic static member replaced by the consumer-protocol one (no
+    # need for it to have left first), which keeps its assignment and drops the classic metadata
+    c = ctx(topics={"foo": 1})
+    parts = [("foo", 0)]
+    c.replay([rec.new_group_metadata_record("g", "consumer", 0, "range", "m1", 0, [{
+        "memberId": "m1", "groupInstanceId": "i1", "clientId": "client",
+        "clientHost": "/127.0.0.1", "rebalanceTimeout": 10000, "sessionTimeout": 5000,
+        "subscription": subscription(("foo",), owned=parts),
+        "assignment": assignment_bytes(parts)}])])
+    result = c.heartbeat(ConsumerGroupHeartbeatRequest(
+        "g", "new", 0, instance_id="i1", rebalance_timeout_ms=5000,
+        subscribed_topic_names=("foo",), server_assignor="range", topic_partitions=()))
+    foo0 = {FOO: {0}}
+    meta = (5000, [("range", subscription(("foo",), owned=parts))])
+    assert result.records == [
+        rec.new_group_metadata_tombstone("g"),
+        rec.new_consumer_group_member_subscription_record(
+            "g", "m1", "i1", None, "client", "/127.0.0.1", ["foo"], "", 10000, None, meta),
+        rec.new_consumer_group_epoch_record("g", 0),
+        rec.new_consumer_group_target_assignment_record("g", "m1", foo0),
+        rec.new_consumer_group_target_assignment_epoch_record("g", 0),
+        rec.new_consumer_group_current_assignment_record("g", "m1", 0, 0, 0, foo0, {}),
+        rec.new_consumer_group_current_assignment_tombstone("g", "m1"),
+        rec.new_consumer_group_target_assignment_tombstone("g", "m1"),
+        rec.new_consumer_group_member_subscription_tombstone("g", "m1"),
+        rec.new_consumer_group_member_subscription_record(
+            "g", "new", "i1", None, "client", "/127.0.0.1", ["foo"], "", 10000, None, meta),
+        rec.new_consumer_group_target_assignment_record("g", "new", foo0),
+        rec.new_consumer_group_current_assignment_record("g", "new", 0, 0, 0, foo0, {}),
+        rec.new_consumer_group_member_subscription_record(
+            "g", "new", "i1", None, "client", "/127.0.0.1", ["foo"], "", 5000, "range"),
+        rec.new_consumer_group_subscription_metadata_record("g", {"foo": (FOO, 1)}),
+        rec.new_consumer_group_epoch_record("g", 1),
+        rec.new_consumer_group_target_assignment_record("g", "new", foo0),
+        rec.new_consumer_group_target_assignment_epoch_record("g", 1),
+        rec.new_consumer_group_current_assignment_record("g", "new", 1, 0, 0, foo0, {}),
+    ]
+    member = c.group().members.get("new")
+    assert member.classic_member_metadata is None and not c.group().has_member("m1")
+    assert c.timer.deadline("session-timeout-g-new") == 45000
+
+
 def test_a_failed_upgrade_write_leaves_the_classic_group() -> None:
     # GroupMetadataManagerTest.testConsumerGroupHeartbeatWithStableClassicGroup (its rollback):
     # the records are replayed into the timeline; reverting restores the classic group
@@ -421,6 +465,12 @@ def test_classic_sync_to_consumer_group_errors() -> None:
     err = error_of(classic_sync, c, member_id, generation, protocol_name="roundrobin")
     assert err.detail == (f"The protocol name roundrobin from member {member_id} request is not "
                           f"equal to the protocol name range returned in the join response.")
+    empty = ctx()
+    cg_join(empty, "c1")
+    cg_leave(empty, "c1")
+    sync: CoordinatorFuture[Any] = CoordinatorFuture("sync")
+    empty.shard.classic_group_sync(RequestContext("client"), SyncGroupRequest("g", 1, "x"), sync)
+    assert sync.result().error is Errors.UNKNOWN_MEMBER_ID  # classicGroupSync: group.isEmpty()
     cg_join(c, "c2")  # the group epoch moves on
     err = error_of(classic_sync, c, member_id, generation)
     assert (err.error, err.detail) == (

@@ -242,7 +242,8 @@ class ConsumerGroupManager(ConsumerGroupMigration):
             subscribed_topic_names=(frozenset(r.subscribed_topic_names)
                                     if r.subscribed_topic_names is not None
                                     else member.subscribed_topic_names),
-            client_id=ctx.client_id, client_host=ctx.client_host)
+            client_id=ctx.client_id, client_host=ctx.client_host,
+            classic_member_metadata=None)  # a classic static member replaced by this one
         target_epoch, target = self._update_subscription_and_target(group, member, updated, now,
                                                                     records)
 

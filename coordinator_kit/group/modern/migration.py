@@ -417,6 +417,9 @@ class ConsumerGroupMigration:
         """`classicGroupSyncToConsumerGroup`: the member's assignment is its assigned
         partitions (the server's), serialized at its subscription's version; the leader's
         assignments in the request are ignored."""
+        if group.is_empty():  # classicGroupSync: an empty group knows no member
+            response.complete(SyncGroupResponse(Errors.UNKNOWN_MEMBER_ID))
+            return CoordinatorResult([])
         group_id, member_id = request.group_id, request.member_id
         member = self._validate_consumer_group_member(group, member_id,
                                                       request.group_instance_id)
