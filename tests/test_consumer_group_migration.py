@@ -289,6 +289,32 @@ def test_heartbeat_with_preparing_rebalance_classic_group() -> None:
     assert answer.generation_id == c.group().group_epoch == 2
 
 
+def test_heartbeat_with_completing_rebalance_classic_group() -> None:
+    # GroupMetadataManagerTest.testConsumerGroupHeartbeatWithCompletingRebalanceClassicGroup:
+    # a classic member waiting in SyncGroup for its leader's assignment is answered
+    # REBALANCE_IN_PROGRESS; the members keep their last generation's assignment
+    c = ctx()
+    m1_parts, m2_parts = [("foo", 0), ("bar", 0)], [("foo", 1), ("bar", 1)]
+    classic_group(c, {"m1": m1_parts, "m2": m2_parts})
+    _, first = classic_join(c, "m1", owned=m1_parts)
+    _, second = classic_join(c, "m2", owned=m2_parts)
+    group = c.shard.groups.groups.get("g")
+    assert group.state is ClassicGroupState.COMPLETING_REBALANCE and group.generation_id == 2
+    assert first.result().leader == "m1"
+    waiting: CoordinatorFuture[Any] = CoordinatorFuture("sync")
+    c.shard.classic_group_sync(RequestContext("client"), SyncGroupRequest(
+        "g", 2, "m2", protocol_type="consumer", protocol_name="range"), waiting)
+    assert not waiting.done()
+    cg_join(c, "m3")
+    assert waiting.result().error is Errors.REBALANCE_IN_PROGRESS
+    converted = c.group()
+    assert dict(converted.members.get("m2").assigned_partitions) == {FOO: frozenset({1}),
+                                                                     BAR: frozenset({1})}
+    assert converted.members.get("m1").member_epoch == 2
+    assert c.timer.deadline("session-timeout-g-m1") == 5000
+    assert c.timer.deadline("session-timeout-g-m3") == 45000
+
+
 def test_malformed_classic_subscription_refuses_the_upgrade() -> None:
     # GroupMetadataManager.convertToConsumerGroup: a SchemaException while reading the embedded
     # consumer protocol is GROUP_ID_NOT_FOUND with Kafka's message, and a WARN line
