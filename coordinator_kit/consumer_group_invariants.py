@@ -10,7 +10,9 @@ breaks: the monitor beside `invariants.InvariantMonitor` for the classic protoco
   at that moment. A consumer the coordinator no longer knows at its epoch (fenced by the session
   timeout while it was cut off or dropped its heartbeats, and not told yet) is a *zombie*: Kafka
   cannot stop it from processing what it still holds (its commits fail), so its batches are
-  counted (`zombie_batches`), not reported;
+  counted (`zombie_batches`), not reported. A classic consumer inside the consumer group (the
+  online migration: `GroupMetadataManager.classicGroupJoinToConsumerGroup`) is watched the same
+  way, its generation id being its member epoch;
 * **epochs only grow**: each member id's epochs, as its consumer receives them, never go down
   (fencing resets the consumer to 0 to rejoin, and the rejoin brings a higher epoch); the
   coordinator's group epoch and each member's epoch never go down either;
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .client.async_consumer import AsyncConsumer
+from .client.consumer import Consumer
 from .errors import Errors
 from .group.modern.topics import topic_id
 from .topic import TopicPartition
@@ -76,7 +79,7 @@ class ConsumerGroupMonitor:
     def _hook_consumers(self) -> None:
         """Watch every batch each consumer of the group processes (new ones as they come)."""
         for consumer in self.cluster.consumers.values():
-            if consumer in self._hooked or not isinstance(consumer, AsyncConsumer) \
+            if consumer in self._hooked or not isinstance(consumer, (AsyncConsumer, Consumer)) \
                     or consumer.config.group_id != self.group_id:
                 continue
             self._hooked.add(consumer)
@@ -106,13 +109,20 @@ class ConsumerGroupMonitor:
 
     # -- single owner ----------------------------------------------------------------------------
 
-    def _held_by(self, group: Any, consumer: AsyncConsumer) -> set[TopicPartition] | None:
+    @staticmethod
+    def _epoch_of(consumer: Any) -> int:
+        """The member epoch the consumer believes it has (a classic one's generation id)."""
+        if isinstance(consumer, AsyncConsumer):
+            return consumer.member_epoch
+        return consumer.generation.generation_id
+
+    def _held_by(self, group: Any, consumer: Any) -> set[TopicPartition] | None:
         """What the coordinator lets `consumer` hold (None: it does not know it at its epoch)."""
         if group is None or not consumer.running or consumer.crashed:
             return None
+        epoch = self._epoch_of(consumer)
         member = group.members.get(consumer.member_id) if consumer.member_id else None
-        if member is None or member.member_epoch != consumer.member_epoch \
-                or consumer.member_epoch <= 0:
+        if member is None or member.member_epoch != epoch or epoch <= 0:
             return None
         names = {topic_id(t): t for t in self.cluster.topics}
         out = set()
@@ -121,7 +131,7 @@ class ConsumerGroupMonitor:
                 out.update(TopicPartition(names[tid], p) for p in parts)
         return out
 
-    def _on_batch(self, consumer: AsyncConsumer, tp: TopicPartition) -> None:
+    def _on_batch(self, consumer: Any, tp: TopicPartition) -> None:
         self.batches += 1
         group = self._group()
         if group is None:
@@ -132,16 +142,18 @@ class ConsumerGroupMonitor:
             return
         if tp not in held:
             self._fail(CG_SINGLE_OWNER, f"{consumer.name} (member {consumer.member_id}, epoch "
-                                        f"{consumer.member_epoch}) processed {tp}, which the "
-                                        f"coordinator has not assigned to it")
+                                        f"{self._epoch_of(consumer)}) processed {tp}, which "
+                                        f"the coordinator has not assigned to it")
             return
         for other in self.cluster.consumers.values():
-            if other is consumer or not isinstance(other, AsyncConsumer) or tp not in other.owned:
+            if other is consumer or not isinstance(other, (AsyncConsumer, Consumer)) \
+                    or tp not in other.owned:
                 continue
             other_held = self._held_by(group, other)
             if other_held is not None and tp in other_held:
                 self._fail(CG_SINGLE_OWNER, f"{consumer.name} processed {tp} while "
-                                            f"{other.name} (epoch {other.member_epoch}) holds it")
+                                            f"{other.name} (epoch {self._epoch_of(other)}) "
+                                            f"holds it")
 
     def check(self) -> None:
         """Ownership and epochs on the cluster's state now."""
@@ -151,7 +163,8 @@ class ConsumerGroupMonitor:
             return
         owners: dict[TopicPartition, str] = {}
         for consumer in self.cluster.consumers.values():
-            if not isinstance(consumer, AsyncConsumer) or consumer.config.group_id != self.group_id:
+            if not isinstance(consumer, (AsyncConsumer, Consumer)) \
+                    or consumer.config.group_id != self.group_id:
                 continue
             held = self._held_by(group, consumer)
             if held is None:
@@ -160,7 +173,7 @@ class ConsumerGroupMonitor:
                 if tp not in held:
                     self._fail(CG_SINGLE_OWNER, f"{consumer.name} holds {tp}, not assigned to "
                                                 f"member {consumer.member_id} at epoch "
-                                                f"{consumer.member_epoch}")
+                                                f"{self._epoch_of(consumer)}")
                 if tp in owners:
                     self._fail(CG_SINGLE_OWNER, f"{tp} held by {owners[tp]} and {consumer.name}")
                 owners[tp] = consumer.name
@@ -201,6 +214,9 @@ class ConsumerGroupMonitor:
         epoch = request.generation_id_or_member_epoch
         if epoch < 0:
             return  # no member epoch: the admin path (refused while the group has members)
+        if sent.generation is not None:
+            return  # a classic group then (before an upgrade, after a downgrade): generations
+        # are `invariants.InvariantMonitor`'s business
         self.commits_checked += 1
         accepted = sent.response.error is Errors.NONE and any(
             e is Errors.NONE for e in sent.response.errors.values())

@@ -82,7 +82,8 @@ class ConsumerGroupContext:
 
     def heartbeat(self, request: ConsumerGroupHeartbeatRequest, client_id: str = "client"):
         result = self.shard.consumer_group_heartbeat(RequestContext(client_id), request)
-        self.replay(result.records)
+        if result.replay_records:  # a downgrade changed the maps itself
+            self.replay(result.records)
         return result
 
     def commit(self, request: OffsetCommitRequest):
@@ -102,7 +103,8 @@ class ConsumerGroupContext:
             _, key = due[0]
             _, op = self.timer.timeouts.pop(key)
             result = op()
-            self.replay(result.records)
+            if result.replay_records:
+                self.replay(result.records)
             fired.append((key, result))
 
     def lines(self, level: str = "INFO") -> list[str]:

@@ -215,7 +215,39 @@ GROUP_KEYS: dict[str, tuple[int, int]] = {
 
 
 def test_the_table_covers_every_group_coordinator_property():
-    assert set(GROUP_KEYS) == set(GroupCoordinatorConfig().to_properties())
+    # the integer keys here; group.consumer.migration.policy, a string, is checked below
+    assert set(GROUP_KEYS) | {"group.consumer.migration.policy"} == \
+        set(GroupCoordinatorConfig().to_properties())
+
+
+@pytest.mark.parametrize("value,reason", [
+    ("both", "String must be one of (case insensitive): bidirectional, upgrade, downgrade, "
+             "disabled"),
+    ("", "String must be one of (case insensitive)"),
+    (1, "Expected value to be a string, but it was an int"),
+    (None, "Expected value to be a string, but it was None"),
+])
+def test_the_migration_policy_is_refused_by_its_name(value, reason):
+    # GroupCoordinatorConfig: CONSUMER_GROUP_MIGRATION_POLICY_CONFIG is validated by
+    # ConfigDef.CaseInsensitiveValidString.in(ConsumerGroupMigrationPolicy's names)
+    with pytest.raises(ValueError) as err:
+        GroupCoordinatorConfig.from_properties({"group.consumer.migration.policy": value})
+    assert f"Invalid value {value!r} for configuration group.consumer.migration.policy: " in \
+        str(err.value)
+    assert reason in str(err.value)
+
+
+def test_the_migration_policy_names_and_default():
+    # ConsumerGroupMigrationPolicy: Kafka's default is bidirectional; names are case-insensitive
+    from coordinator_kit.group.config import ConsumerGroupMigrationPolicy as P
+    assert GroupCoordinatorConfig().consumer_group_migration_policy is P.BIDIRECTIONAL
+    assert GroupCoordinatorConfig().to_properties()["group.consumer.migration.policy"] == \
+        "bidirectional"
+    table = {p.config_name: (p.is_upgrade_enabled, p.is_downgrade_enabled) for p in P}
+    assert table == {"bidirectional": (True, True), "upgrade": (True, False),
+                     "downgrade": (False, True), "disabled": (False, False)}
+    c = GroupCoordinatorConfig.from_properties({"group.consumer.migration.policy": "DownGrade"})
+    assert c.consumer_group_migration_policy is P.DOWNGRADE
 
 
 def _group_cases() -> list[tuple[str, Any, str]]:

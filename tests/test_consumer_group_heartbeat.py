@@ -376,10 +376,11 @@ def test_group_state_table() -> None:
 
 def test_classic_requests_for_a_consumer_group() -> None:
     # GroupMetadataManager.classicGroupJoin / classicGroupHeartbeat / classicGroupLeave for a
-    # consumer group's id. Classic members inside a consumer group are not modelled: a JoinGroup
-    # to a non-empty one is refused; the others answer UNKNOWN_MEMBER_ID as Kafka does for a
-    # member that is not a classic member of the group. An empty consumer group is deleted and
-    # the classic group created in its place (maybeDeleteEmptyConsumerGroup).
+    # consumer group's id. A JoinGroup without a member id to a non-empty one is asked for one
+    # (MEMBER_ID_REQUIRED, classicGroupJoinToConsumerGroup; tests/test_consumer_group_migration.py
+    # covers the rest); a Heartbeat or LeaveGroup for a member of the consumer protocol answers
+    # UNKNOWN_MEMBER_ID (throwIfMemberDoesNotUseClassicProtocol). An empty consumer group is
+    # deleted and the classic group created in its place (maybeDeleteEmptyConsumerGroup).
     from coordinator_kit.group.api import (HeartbeatRequest, JoinGroupRequest,
                                            LeaveGroupRequest, MemberIdentity, RequestContext)
     from coordinator_kit.group.classic import Protocol
@@ -390,11 +391,10 @@ def test_classic_requests_for_a_consumer_group() -> None:
                                     (Protocol("range", b""),))
     response = CoordinatorFuture("join")
     assert c.shard.classic_group_join(RequestContext("c"), join_request, response).records == []
-    assert response.result().error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert response.result().error is Errors.MEMBER_ID_REQUIRED
     assert "g" not in c.shard.groups.groups
-    hb_result = c.shard.classic_group_heartbeat(RequestContext("c"),
-                                                HeartbeatRequest("g", 1, "m1"))
-    assert hb_result.response.error is Errors.UNKNOWN_MEMBER_ID
+    assert error_of(c.shard.classic_group_heartbeat, RequestContext("c"),
+                    HeartbeatRequest("g", 1, "m1")).error is Errors.UNKNOWN_MEMBER_ID
     leave = c.shard.classic_group_leave(RequestContext("c"), LeaveGroupRequest(
         "g", (MemberIdentity("m1"), MemberIdentity("other", "i1"))))
     assert [m.error for m in leave.response.members] == [Errors.UNKNOWN_MEMBER_ID,

@@ -307,3 +307,31 @@ def test_admin_client_creates_topics_and_describes_the_cluster(server):
         admin.close()
     assert server.call(lambda: server.cluster.topics.get("audit")) == 3
     assert server.call(lambda: "wide" in server.data.topics) is False
+
+
+def test_librdkafka_classic_and_consumer_protocol_members_share_a_group(server, consumers):
+    """A librdkafka classic consumer and a librdkafka `group.protocol=consumer` consumer in one
+    group over the wire: the second one's ConsumerGroupHeartbeat converts the classic group
+    (GroupMetadataManager.convertToConsumerGroup); the classic member is told
+    REBALANCE_IN_PROGRESS, rejoins with JoinGroup and gets the server's assignment in SyncGroup
+    (classicGroupJoinToConsumerGroup, classicGroupSyncToConsumerGroup); when the
+    consumer-protocol member leaves, the group turns classic again and rebalances
+    (convertToClassicGroup)."""
+    a = _start(server, consumers, "migrate-classic", "g-migrate", client="confluent-kafka")
+    a.wait_until(lambda c: c.assignment == ORDERS, 30, "the classic member owns all six")
+    b = _start(server, consumers, "migrate-kip848", "g-migrate", client="confluent-kafka",
+               group_protocol="consumer")
+    b.wait_until(_owns(3), 40, "the consumer-protocol member gets three")
+    a.wait_until(_owns(3), 40, "the classic member down to three")
+    assert sorted(a.assignment + b.assignment) == ORDERS
+    g = _group(server, "g-migrate")
+    assert "group_epoch" in g and len(g["members"]) == 2  # a consumer group now
+    text = server.log_text.getvalue()
+    assert "[GroupId g-migrate] Member" in text
+    assert "joins the consumer group using the classic protocol." in text
+    b.stop()
+    a.wait_until(lambda c: c.assignment == ORDERS, 40, "the classic member owns all again")
+    g = _group(server, "g-migrate")
+    assert "group_epoch" not in g and g["state"] == "Stable"  # a classic group again
+    assert "(reason: Downgrade group g-migrate from consumer to classic.)" in \
+        server.log_text.getvalue()

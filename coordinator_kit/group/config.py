@@ -11,14 +11,54 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from enum import Enum
 from typing import Any
 
-from ..kafka_config import check_config_int, fields_from_properties
+from ..kafka_config import check_config_int, check_config_str, config_error, fields_from_properties
 
-__all__ = ["GroupCoordinatorConfig", "NEW_MEMBER_JOIN_TIMEOUT_MS"]
+__all__ = ["GroupCoordinatorConfig", "NEW_MEMBER_JOIN_TIMEOUT_MS", "ConsumerGroupMigrationPolicy",
+           "MIGRATION_POLICY_KEY"]
 
 # Not a config in Kafka: how long a member that joined may take to complete its first join.
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+
+MIGRATION_POLICY_KEY = "group.consumer.migration.policy"
+
+
+class ConsumerGroupMigrationPolicy(Enum):
+    """Kafka's `ConsumerGroupMigrationPolicy`: whether a non-empty classic group of the consumer
+    protocol turns into a consumer group when a ConsumerGroupHeartbeat joins it (upgrade), and a
+    consumer group whose members all use the classic protocol turns back when its last
+    consumer-protocol member leaves (downgrade)."""
+
+    BIDIRECTIONAL = ("bidirectional", True, True)
+    UPGRADE = ("upgrade", True, False)
+    DOWNGRADE = ("downgrade", False, True)
+    DISABLED = ("disabled", False, False)
+
+    def __init__(self, config_name: str, upgrade: bool, downgrade: bool) -> None:
+        self.config_name = config_name
+        self.is_upgrade_enabled = upgrade
+        self.is_downgrade_enabled = downgrade
+
+    def __str__(self) -> str:
+        return self.config_name
+
+    @classmethod
+    def parse(cls, value: Any) -> ConsumerGroupMigrationPolicy:
+        """The policy named `value`, compared case-insensitively as Kafka's
+        `ConfigDef.CaseInsensitiveValidString` does; any other value is refused by name (Kafka's
+        `parse` would fall back to disabled, but its config validation refuses it first)."""
+        if isinstance(value, cls):
+            return value
+        check_config_str(MIGRATION_POLICY_KEY, value)
+        for policy in cls:
+            if policy.config_name == value.lower():
+                return policy
+        raise config_error(MIGRATION_POLICY_KEY, value,
+                           "String must be one of (case insensitive): "
+                           + ", ".join(p.config_name for p in cls))
+
 
 # Kafka key -> (attribute, minimum, bits): Kafka defines them as INT (32 bits), except
 # offsets.topic.replication.factor, a SHORT (16), and offsets.retention.check.interval.ms, a LONG
@@ -74,10 +114,16 @@ class GroupCoordinatorConfig:
     consumer_group_min_heartbeat_interval_ms: int = 5_000
     consumer_group_max_heartbeat_interval_ms: int = 15_000
     consumer_group_max_size: int = 2**31 - 1
+    # group.consumer.migration.policy (Kafka's default: bidirectional); a name is accepted too
+    consumer_group_migration_policy: ConsumerGroupMigrationPolicy = \
+        ConsumerGroupMigrationPolicy.BIDIRECTIONAL
 
     def __post_init__(self) -> None:
         for key, (attr, at_least, bits) in _KEYS.items():
             check_config_int(key, getattr(self, attr), at_least=at_least, bits=bits)
+        object.__setattr__(self, "consumer_group_migration_policy",
+                           ConsumerGroupMigrationPolicy.parse(
+                               self.consumer_group_migration_policy))
         _check_consumer_group_bounds(self)
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ValueError(
@@ -91,11 +137,14 @@ class GroupCoordinatorConfig:
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> GroupCoordinatorConfig:
         attr_of = {key: attr for key, (attr, _, _) in _KEYS.items()}
+        attr_of[MIGRATION_POLICY_KEY] = "consumer_group_migration_policy"
         return cls(**fields_from_properties(props, attr_of, "group coordinator"))
 
-    def to_properties(self) -> dict[str, int]:
+    def to_properties(self) -> dict[str, Any]:
         by_attr = {attr: key for key, (attr, _, _) in _KEYS.items()}
-        return {by_attr[f.name]: getattr(self, f.name) for f in fields(self)}
+        by_attr["consumer_group_migration_policy"] = MIGRATION_POLICY_KEY
+        return {by_attr[f.name]: (str(v) if isinstance(v := getattr(self, f.name), Enum) else v)
+                for f in fields(self)}
 
 
 def _check_consumer_group_bounds(c: GroupCoordinatorConfig) -> None:

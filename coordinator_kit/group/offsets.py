@@ -396,13 +396,23 @@ class OffsetMetadataManager:
         """Tombstones for expired offsets; True when the group has no offsets left and no
         open transaction (`cleanupExpiredOffsets`: a partition with pending transactional
         offsets keeps its offset, and a group with an ongoing transaction is not deleted)."""
-        group = self.groups.groups.get(group_id)
         group_offsets = self.offsets.get(group_id)
-        if group is None:
-            return group_offsets is None
-        if group_offsets is None:
-            return True
-        rule = self._expiration_rule(group)
+        consumer_group = (self.consumer_groups.groups.get(group_id)
+                          if self.consumer_groups.has_groups else None)
+        if consumer_group is not None:
+            if group_offsets is None:
+                return True
+            # ConsumerGroup.offsetExpirationCondition: commit time; a topic a member subscribes
+            # to never expires (ModernGroup.isSubscribedToTopic)
+            rule: tuple[set[str] | None, int | None] | None = (
+                set(consumer_group.subscribed_topic_names.keys()), None)
+        else:
+            group = self.groups.groups.get(group_id)
+            if group is None:
+                return group_offsets is None
+            if group_offsets is None:
+                return True
+            rule = self._expiration_rule(group)
         if rule is None:
             return False
         subscribed, base = rule

@@ -86,6 +86,7 @@ class Field:
     default: Any
     ignorable: bool = False
     fields: tuple[Field, ...] = ()
+    tag: int | None = None  # a tagged field (written only when not its default)
 
     def default_value(self) -> Any:
         return list(self.default) if isinstance(self.default, list) else self.default
@@ -96,7 +97,7 @@ _NO_DEFAULT: Any = object()
 
 def field(name: str, type: str, versions: str, *, nullable: str = "none",
           default: Any = _NO_DEFAULT, ignorable: bool = False,
-          fields: tuple[Field, ...] = ()) -> Field:
+          fields: tuple[Field, ...] = (), tag: int | None = None) -> Field:
     """A `Field` written the way the JSON schema spells it; the default follows Kafka's rules
     (0 for ints, "" for strings, b"" for bytes, [] for arrays unless the schema says otherwise;
     the schema's "null" is None here)."""
@@ -105,8 +106,11 @@ def field(name: str, type: str, versions: str, *, nullable: str = "none",
                    else b"" if type == "bytes" else 0)
     if type.startswith("[]") and type[2:] not in _INTS and type[2:] != "string" and not fields:
         raise ValueError(f"struct array {name} needs its fields")
+    if fields and not type.startswith("[]") and tag is None:
+        raise ValueError(f"struct field {name}: the codec reads plain structs only as tagged "
+                         f"fields")
     return Field(name, type, Versions.parse(versions), Versions.parse(nullable), default,
-                 ignorable, fields)
+                 ignorable, fields, tag)
 
 
 class _Reader:
@@ -188,7 +192,9 @@ def _project(fields: Sequence[Field], data: Mapping[str, Any], version: int) -> 
     out: dict[str, Any] = {}
     for f in fields:
         value = data.get(f.name, f.default_value()) if version in f.versions else f.default_value()
-        if f.fields and value is not None:
+        if f.fields and value is not None and not f.type.startswith("[]"):
+            value = _project(f.fields, value, version)
+        elif f.fields and value is not None:
             value = [_project(f.fields, element, version) for element in value]
         elif isinstance(value, (bytearray, memoryview)):
             value = bytes(value)
@@ -210,8 +216,13 @@ def _check_names(fields: Sequence[Field], data: Mapping[str, Any]) -> None:
 def _write_struct(out: list[bytes], fields: Sequence[Field], data: Mapping[str, Any],
                   version: int, flexible: bool) -> None:
     _check_names(fields, data)
+    tagged: list[tuple[Field, Any]] = []
     for f in fields:
         value = data.get(f.name, f.default_value())
+        if f.tag is not None:
+            if flexible and version in f.versions and value != f.default:
+                tagged.append((f, value))
+            continue
         if version not in f.versions:
             if not f.ignorable and value != f.default:
                 raise UnsupportedVersionError(
@@ -234,7 +245,25 @@ def _write_struct(out: list[bytes], fields: Sequence[Field], data: Mapping[str, 
         else:
             _write_scalar(out, f.name, f.type, value, flexible)
     if flexible:
-        out.append(b"\x00")  # no tagged fields
+        out.append(_uvarint(len(tagged)))
+        for f, value in sorted(tagged, key=lambda t: t[0].tag or 0):
+            out.append(_uvarint(f.tag or 0))
+            body = _tagged_body(f, value, version)
+            out.append(_uvarint(len(body)))
+            out.append(body)
+
+
+def _tagged_body(f: Field, value: Any, version: int) -> bytes:
+    """A tagged field's bytes: a struct (preceded by its presence byte, 1, when nullable, as
+    Kafka's generated `write` does), or a scalar."""
+    part: list[bytes] = []
+    if f.fields and not f.type.startswith("[]"):
+        if version in f.nullable_versions:
+            part.append(b"\x01")
+        _write_struct(part, f.fields, value, version, True)
+    else:
+        _write_scalar(part, f.name, f.type, value, True)
+    return b"".join(part)
 
 
 def _write_scalar(out: list[bytes], name: str, kind: str, value: Any, flexible: bool) -> None:
@@ -270,7 +299,7 @@ def _read_struct(reader: _Reader, fields: Sequence[Field], version: int,
                  flexible: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields:
-        if version not in f.versions:
+        if version not in f.versions or f.tag is not None:
             out[f.name] = f.default_value()
         elif f.type.startswith("[]"):
             count = reader.uvarint() - 1 if flexible else reader.int(_I32)
@@ -288,10 +317,23 @@ def _read_struct(reader: _Reader, fields: Sequence[Field], version: int,
         else:
             out[f.name] = _read_scalar(reader, f, f.type, version, flexible, True)
     if flexible:
-        for _ in range(reader.uvarint()):  # tagged fields: none are known here, skip them
-            reader.uvarint()
-            reader.take(reader.uvarint())
+        known = {f.tag: f for f in fields if f.tag is not None and version in f.versions}
+        for _ in range(reader.uvarint()):  # tagged fields: the known ones read, others skipped
+            tag = reader.uvarint()
+            body = reader.take(reader.uvarint())
+            f = known.get(tag)
+            if f is not None:
+                out[f.name] = _read_tagged(f, body, version)
     return out
+
+
+def _read_tagged(f: Field, body: bytes, version: int) -> Any:
+    reader = _Reader(body)
+    if f.fields and not f.type.startswith("[]"):
+        if version in f.nullable_versions and reader.uvarint() == 0:
+            return None
+        return _read_struct(reader, f.fields, version, True)
+    return _read_scalar(reader, f, f.type, version, True, True)
 
 
 def _null(f: Field, version: int) -> None:
@@ -640,9 +682,8 @@ CONSUMER_GROUP_PARTITION_METADATA_VALUE = Message.of(
             field("Racks", "[]string", "0+"))))))
 
 CONSUMER_GROUP_MEMBER_METADATA_KEY = _member_key("ConsumerGroupMemberMetadataKey", 5)
-# ClassicMemberMetadata (tag 0) is a tagged field for members that use the classic protocol
-# inside a consumer group; the kit does not model those members, never writes it, and the codec
-# skips tagged fields when it reads.
+# ClassicMemberMetadata (tag 0) is a tagged field, written only for members that use the classic
+# protocol inside a consumer group (null for ConsumerGroupHeartbeat members).
 CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message.of(
     "ConsumerGroupMemberMetadataValue", "0", "0+",
     field("InstanceId", "string", "0+", nullable="0+"),
@@ -652,7 +693,13 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = Message.of(
     field("SubscribedTopicNames", "[]string", "0+"),
     field("SubscribedTopicRegex", "string", "0+", nullable="0+"),
     field("RebalanceTimeoutMs", "int32", "0+", default=-1),
-    field("ServerAssignor", "string", "0+", nullable="0+"))
+    field("ServerAssignor", "string", "0+", nullable="0+"),
+    field("ClassicMemberMetadata", "ClassicMemberMetadata", "0+", nullable="0+", default=None,
+          tag=0, fields=(
+              field("SessionTimeoutMs", "int32", "0+"),
+              field("SupportedProtocols", "[]ClassicProtocol", "0+", fields=(
+                  field("Name", "string", "0+"),
+                  field("Metadata", "bytes", "0+"))))))
 
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = _group_key(
     "ConsumerGroupTargetAssignmentMetadataKey", 6)
@@ -703,14 +750,26 @@ def new_consumer_group_member_subscription_record(
         group_id: str, member_id: str, instance_id: str | None, rack_id: str | None,
         client_id: str, client_host: str, subscribed_topic_names: Sequence[str],
         subscribed_topic_regex: str | None, rebalance_timeout_ms: int,
-        server_assignor: str | None) -> CoordinatorRecord:
-    """ConsumerGroupMemberMetadata (type 5, value v0); topic names sorted as Kafka sorts them."""
+        server_assignor: str | None,
+        classic_member_metadata: tuple[int, Sequence[tuple[str, bytes]]] | None = None
+        ) -> CoordinatorRecord:
+    """ConsumerGroupMemberMetadata (type 5, value v0); topic names sorted as Kafka sorts them.
+    `classic_member_metadata` is (session timeout, [(protocol name, metadata), ...]) for a
+    member that uses the classic protocol."""
+    value: dict[str, Any] = {
+        "InstanceId": instance_id, "RackId": rack_id, "ClientId": client_id,
+        "ClientHost": client_host, "SubscribedTopicNames": sorted(subscribed_topic_names),
+        "SubscribedTopicRegex": subscribed_topic_regex,
+        "RebalanceTimeoutMs": rebalance_timeout_ms, "ServerAssignor": server_assignor,
+        "ClassicMemberMetadata": None}
+    if classic_member_metadata is not None:
+        session, protocols = classic_member_metadata
+        value["ClassicMemberMetadata"] = {
+            "SessionTimeoutMs": session,
+            "SupportedProtocols": [{"Name": n, "Metadata": m} for n, m in protocols]}
     return CoordinatorRecord(
         CONSUMER_GROUP_MEMBER_METADATA_RECORD_TYPE, {"GroupId": group_id, "MemberId": member_id},
-        {"InstanceId": instance_id, "RackId": rack_id, "ClientId": client_id,
-         "ClientHost": client_host, "SubscribedTopicNames": sorted(subscribed_topic_names),
-         "SubscribedTopicRegex": subscribed_topic_regex,
-         "RebalanceTimeoutMs": rebalance_timeout_ms, "ServerAssignor": server_assignor}, 0)
+        value, 0)
 
 
 def new_consumer_group_member_subscription_tombstone(group_id: str,

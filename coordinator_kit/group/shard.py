@@ -67,14 +67,18 @@ class GroupCoordinatorShard(CoordinatorShard):
 
     def classic_group_sync(self, ctx: RequestContext, request: SyncGroupRequest,
                            response: CoordinatorFuture[SyncGroupResponse]) -> CoordinatorResult:
-        if self.consumer_groups.has_groups and request.group_id in self.consumer_groups.groups:
-            return self.consumer_groups.classic_group_sync(response)
+        if self.consumer_groups.has_groups:
+            group = self.consumer_groups.groups.get(request.group_id)
+            if group is not None:
+                return self.consumer_groups.classic_group_sync(group, ctx, request, response)
         return self.groups.classic_group_sync(ctx, request, response)
 
     def classic_group_heartbeat(self, ctx: RequestContext, request: HeartbeatRequest
                                 ) -> CoordinatorResult[HeartbeatResponse]:
-        if self.consumer_groups.has_groups and request.group_id in self.consumer_groups.groups:
-            return self.consumer_groups.classic_group_heartbeat()
+        if self.consumer_groups.has_groups:
+            group = self.consumer_groups.groups.get(request.group_id)
+            if group is not None:
+                return self.consumer_groups.classic_group_heartbeat(group, ctx, request)
         return self.groups.classic_group_heartbeat(ctx, request)
 
     def classic_group_leave(self, ctx: RequestContext, request: LeaveGroupRequest
@@ -139,6 +143,15 @@ class GroupCoordinatorShard(CoordinatorShard):
         offsets = 0
         for group_id in group_ids:
             try:
+                consumer_group = (self.consumer_groups.groups.get(group_id)
+                                  if self.consumer_groups.has_groups else None)
+                if consumer_group is not None:  # a KIP-848 group: its own check and tombstones
+                    consumer_group.validate_delete_group()
+                    offsets += self.offsets.delete_all_offsets(group_id, records)
+                    records.extend(consumer_group.tombstone_records())
+                    deleted.append(group_id)
+                    results.append(DeletableGroupResult(group_id))
+                    continue
                 self.groups.validate_delete_group(group_id)
                 offsets += self.offsets.delete_all_offsets(group_id, records)
                 self.groups.create_group_tombstone_records(group_id, records)
@@ -153,9 +166,15 @@ class GroupCoordinatorShard(CoordinatorShard):
         """Expire offsets and delete empty groups without offsets (Kafka's
         `GroupCoordinatorShard.cleanupGroupMetadata`); re-arms itself."""
         records: list[CoordinatorRecord] = []
-        for group_id in sorted(set(self.groups.groups.keys()) | set(self.offsets.offsets.keys())):
+        group_ids = set(self.groups.groups.keys()) | set(self.offsets.offsets.keys())
+        if self.consumer_groups.has_groups:
+            group_ids.update(self.consumer_groups.groups.keys())
+        for group_id in sorted(group_ids):
             if self.offsets.cleanup_expired_offsets(group_id, records):
-                self.groups.maybe_delete_group(group_id, records)
+                if self.consumer_groups.has_groups and group_id in self.consumer_groups.groups:
+                    self.consumer_groups.maybe_delete_group(group_id, records)
+                else:
+                    self.groups.maybe_delete_group(group_id, records)
         self.log.log("C-CLEANUP", records=len(records), ms=0)
         self._schedule_cleanup()
         return CoordinatorResult(records, None, is_atomic=False)

@@ -981,7 +981,47 @@ _CONSUMER_GROUP_ENTRIES = [
     _t("CG-UNLOADED", "group_unloaded", "group_manager", "INFO", "context",
        "[GroupId={group}] Unloaded group metadata for group epoch {epoch}."),
 ]
-for _entry in _CONSUMER_GROUP_ENTRIES:
+# The online migration between classic and consumer groups, and classic-protocol members of a
+# consumer group (GroupMetadataManager: validateOnlineUpgrade, convertToConsumerGroup,
+# validateOnlineDowngrade*, classicGroupJoinToConsumerGroup, classicGroupLeaveToConsumerGroup).
+# The downgrade's rebalance is G-REBAL with the reason "Downgrade group {group} from consumer to
+# classic."; the classic members' join and sync timeouts are CG-FENCED with their own reasons.
+_MIGRATION_ENTRIES = [
+    _t("CG-UPGRADE-DISABLED", "upgrade_refused", "group_manager", "INFO", "context",
+       "Cannot upgrade classic group {group} to consumer group because the online upgrade is "
+       "disabled."),
+    _t("CG-UPGRADE-NOT-CONSUMER", "upgrade_refused", "group_manager", "INFO", "context",
+       "Cannot upgrade classic group {group} to consumer group because the group does not use "
+       "the consumer embedded protocol."),
+    _t("CG-UPGRADE-TOO-BIG", "upgrade_refused", "group_manager", "INFO", "context",
+       "Cannot upgrade classic group {group} to consumer group because the group size exceeds "
+       "the consumer group maximum size."),
+    _t("CG-UPGRADE-MALFORMED", "upgrade_refused", "group_manager", "WARN", "context",
+       "Cannot upgrade the classic group {group} to consumer group because the embedded "
+       "consumer protocol is malformed: {error}."),
+    _t("CG-DOWNGRADE-EMPTY", "downgrade_skipped", "group_manager", "DEBUG", "context",
+       "Skip downgrading the consumer group {group} to classic group because it's empty."),
+    _t("CG-DOWNGRADE-DISABLED", "downgrade_refused", "group_manager", "INFO", "context",
+       "Cannot downgrade consumer group {group} to classic group because the online downgrade "
+       "is disabled."),
+    _t("CG-DOWNGRADE-TOO-BIG", "downgrade_refused", "group_manager", "INFO", "context",
+       "Cannot downgrade consumer group {group} to classic group because its group size is "
+       "greater than classic group max size."),
+    _t("CG-CLASSIC-MEMBER-ID-REQUIRED", "member_id_required", "group_manager", "INFO",
+       "context",
+       "[GroupId {group}] Dynamic member with unknown member id joins the consumer group. "
+       "Created a new member id {member} and requesting the member to rejoin with this id."),
+    _t("CG-CLASSIC-LEFT", "member_left", "group_manager", "INFO", "context",
+       "[Group {group}] Dynamic Member {member} has left group through explicit `LeaveGroup` "
+       "request; client reason: {reason}"),
+    _t("CG-CLASSIC-STATIC-LEFT", "member_left", "group_manager", "INFO", "context",
+       "[Group {group}] Static Member {member} with instance id {instance} has left group "
+       "through explicit `LeaveGroup` request; client reason: {reason}"),
+    _t("CG-SUBSCRIPTION-METADATA-INFO", "subscription_metadata_computed", "group_manager",
+       "INFO", "context",
+       "[GroupId {group}] Computed new subscription metadata: {metadata}."),
+]
+for _entry in _CONSUMER_GROUP_ENTRIES + _MIGRATION_ENTRIES:
     if _entry.id in TEMPLATES:
         raise ValueError(f"duplicate log template id {_entry.id}")
     TEMPLATES[_entry.id] = _entry

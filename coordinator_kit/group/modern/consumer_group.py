@@ -17,7 +17,7 @@ from ...assignors.server_api import SubscriptionType
 from ...errors import Errors
 from ...states import StateTable
 from ...timeline import SnapshotRegistry, TimelineHashMap, TimelineInteger, TimelineObject
-from .member import EMPTY_ASSIGNMENT, Assignment, ConsumerGroupMember
+from .member import EMPTY_ASSIGNMENT, Assignment, ConsumerGroupMember, MemberState
 from .topics import TopicMetadata, TopicsView
 
 __all__ = ["ConsumerGroupState", "CONSUMER_GROUP_STATES", "ConsumerGroup", "subscription_type"]
@@ -96,6 +96,11 @@ class ConsumerGroup:
         self.server_assignors: TimelineHashMap[str, int] = TimelineHashMap(registry)
         self.partition_epochs: TimelineHashMap[str, TimelineHashMap[int, int]] = \
             TimelineHashMap(registry)
+        # Members that joined with the classic protocol, and how many of them support each
+        # protocol name (ConsumerGroup.numClassicProtocolMembers /
+        # classicProtocolMembersSupportedProtocols).
+        self._num_classic_members = TimelineInteger(registry)
+        self.classic_protocol_counts: TimelineHashMap[str, int] = TimelineHashMap(registry)
         # Soft state (ModernGroup.metadataRefreshDeadline): (deadline ms, group epoch).
         self.metadata_refresh_deadline: tuple[int, int] = (0, 0)
 
@@ -172,6 +177,8 @@ class ConsumerGroup:
     def update_member(self, new: ConsumerGroupMember) -> None:
         old = self.members.put(new.member_id, new)
         self._update_subscriptions(old, new)
+        if (old is not None and old.use_classic_protocol) or new.use_classic_protocol:
+            self._update_classic_counts(old, new)
         self._remove_partition_epochs(old)
         self._add_partition_epochs(new.assigned_partitions, new.member_epoch)
         self._add_partition_epochs(new.partitions_pending_revocation, new.member_epoch)
@@ -182,6 +189,8 @@ class ConsumerGroup:
     def remove_member(self, member_id: str) -> None:
         old = self.members.remove(member_id)
         self._update_subscriptions(old, None)
+        if old is not None and old.use_classic_protocol:
+            self._update_classic_counts(old, None)
         self._remove_partition_epochs(old)
         if old is not None and old.instance_id is not None:
             self.static_members.remove(old.instance_id)
@@ -212,6 +221,69 @@ class ConsumerGroup:
         for name, n in assignors.items():
             if self.server_assignors.get(name) != n:
                 self.server_assignors.put(name, n)
+
+    # -- members that use the classic protocol --------------------------------------------------
+
+    @property
+    def num_classic_protocol_members(self) -> int:
+        return self._num_classic_members.get()
+
+    def _update_classic_counts(self, old: ConsumerGroupMember | None,
+                               new: ConsumerGroupMember | None) -> None:
+        """`maybeUpdateNumClassicProtocolMembers` and
+        `maybeUpdateClassicProtocolMembersSupportedProtocols`."""
+        delta = 0
+        counts = dict(self.classic_protocol_counts.items())
+        for member, sign in ((old, -1), (new, +1)):
+            if member is not None and member.classic_member_metadata is not None:
+                delta += sign
+                _count(counts, {p.name for p in
+                                member.classic_member_metadata.supported_protocols}, sign)
+        self._num_classic_members.set(self._num_classic_members.get() + delta)
+        for name in list(self.classic_protocol_counts.keys()):
+            if name not in counts:
+                self.classic_protocol_counts.remove(name)
+        for name, n in counts.items():
+            if self.classic_protocol_counts.get(name) != n:
+                self.classic_protocol_counts.put(name, n)
+
+    def supports_classic_protocols(self, protocol_type: str | None,
+                                   protocol_names: set[str]) -> bool:
+        """`supportsClassicProtocols`: the consumer protocol type, and (once the group has
+        members) one protocol every classic member supports."""
+        if protocol_type != self.protocol_type:
+            return False
+        if self.state is ConsumerGroupState.EMPTY:
+            return bool(protocol_names)
+        n = self.num_classic_protocol_members
+        return any(self.classic_protocol_counts.get(name, 0) == n for name in protocol_names)
+
+    def all_members_use_classic_protocol_except(self, member_id: str) -> bool:
+        """`allMembersUseClassicProtocolExcept`."""
+        return (self.num_classic_protocol_members == len(self.members) - 1
+                and not self.get_or_maybe_create_member(member_id, False).use_classic_protocol)
+
+    def waiting_on_unreleased_partition(self, member: ConsumerGroupMember) -> bool:
+        """`waitingOnUnreleasedPartition`: a target partition the member does not have yet is
+        still owned by another member."""
+        if member.state is not MemberState.UNRELEASED_PARTITIONS:
+            return False
+        for topic, parts in self.target_assignment.get(member.member_id,
+                                                       EMPTY_ASSIGNMENT).items():
+            mine = member.assigned_partitions.get(topic, frozenset())
+            for p in parts:
+                if p not in mine and self.current_partition_epoch(topic, p) != -1:
+                    return True
+        return False
+
+    def is_empty(self) -> bool:
+        """`ConsumerGroup.isEmpty`: the Empty state."""
+        return self.state is ConsumerGroupState.EMPTY
+
+    def validate_delete_group(self) -> None:
+        """`ConsumerGroup.validateDeleteGroup`: only an Empty group can be deleted."""
+        if self.state is not ConsumerGroupState.EMPTY:
+            raise Errors.NON_EMPTY_GROUP.exception()
 
     # -- partition epochs (who owns what, at which epoch) ----------------------------------------
 
@@ -342,11 +414,11 @@ class ConsumerGroup:
         if member_epoch < 0 and self.members.is_empty():
             return  # admin client or a consumer without group management: empty group only
         member = self.get_or_maybe_create_member(member_id, False)
-        if not is_transactional and api_version < 9:
+        if not is_transactional and not member.use_classic_protocol and api_version < 9:
             raise Errors.UNSUPPORTED_VERSION.exception(
                 "OffsetCommit version 9 or above must be used by members using the modern group "
                 "protocol")
-        _validate_member_epoch(member_epoch, member.member_epoch)
+        _validate_member_epoch(member_epoch, member.member_epoch, member.use_classic_protocol)
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int,
                               committed_offset: int | None) -> None:
@@ -356,7 +428,7 @@ class ConsumerGroup:
         if member is None:
             raise Errors.UNKNOWN_MEMBER_ID.exception(
                 f"Member {member_id} is not a member of group {self.group_id}.")
-        _validate_member_epoch(member_epoch, member.member_epoch)
+        _validate_member_epoch(member_epoch, member.member_epoch, member.use_classic_protocol)
 
     def tombstone_records(self) -> list[Any]:
         """`createGroupTombstoneRecords`: the order replay requires (current assignments, target
@@ -385,8 +457,12 @@ class ConsumerGroup:
                             for m in members]}
 
 
-def _validate_member_epoch(received: int, expected: int) -> None:
+def _validate_member_epoch(received: int, expected: int, use_classic_protocol: bool) -> None:
     if received != expected:
+        if use_classic_protocol:  # a classic member's generation id is its member epoch
+            raise Errors.ILLEGAL_GENERATION.exception(
+                f"The received generation id {received} does not match the expected member "
+                f"epoch {expected}.")
         raise Errors.STALE_MEMBER_EPOCH.exception(
             f"The received member epoch {received} does not match the expected member epoch "
             f"{expected}.")

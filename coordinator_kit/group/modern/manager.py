@@ -14,8 +14,10 @@ it is still at that epoch when it fires).
 
 The kit keeps consumer groups in their own map beside the classic groups (Kafka keeps one map of
 both). A group id names one kind at a time: a heartbeat for an empty classic group replaces it
-(tombstone), for a non-empty one fails with GROUP_ID_NOT_FOUND (Kafka would convert it when
-`group.consumer.migration.policy` allows; the kit does not model the online upgrade).
+(tombstone); a non-empty classic group of the consumer protocol is converted when
+`group.consumer.migration.policy` allows (the online upgrade), otherwise the heartbeat fails with
+GROUP_ID_NOT_FOUND. Classic-protocol members inside a consumer group, the upgrade and the
+downgrade live in `migration.py` (`ConsumerGroupMigration`).
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ from ..config import GroupCoordinatorConfig
 from .consumer_group import ConsumerGroup, subscription_type
 from .current_assignment import CurrentAssignmentBuilder, leaving_static_member
 from .member import (EMPTY_ASSIGNMENT, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                     Assignment, ConsumerGroupMember, MemberState, freeze)
+                     Assignment, ClassicMemberMetadata, ClassicProtocol, ConsumerGroupMember,
+                     MemberState, freeze)
+from .migration import ConsumerGroupMigration
 from .target_assignment import TargetAssignmentBuilder
 from .topics import TopicMetadata, TopicsView
 
@@ -88,7 +92,7 @@ def _blank(value: str | None) -> bool:
     return value is not None and value.strip() == ""
 
 
-class ConsumerGroupManager:
+class ConsumerGroupManager(ConsumerGroupMigration):
     def __init__(self, log: LogContext, registry: SnapshotRegistry, timer: CoordinatorTimer,
                  time: Any, config: GroupCoordinatorConfig, rng: random.Random,
                  classic: Any) -> None:
@@ -134,6 +138,8 @@ class ConsumerGroupManager:
         if create and classic.state is ClassicGroupState.EMPTY:
             records.append(rec.new_group_metadata_tombstone(group_id))  # replay removes it
             return ConsumerGroup(self.registry, group_id)
+        if create and self._validate_online_upgrade(classic):
+            return self._convert_to_consumer_group(classic, records)
         raise Errors.GROUP_ID_NOT_FOUND.exception(f"Group {group_id} is not a consumer group")
 
     def _persisted_group(self, group_id: str, create: bool) -> ConsumerGroup | None:
@@ -236,7 +242,37 @@ class ConsumerGroupManager:
             subscribed_topic_names=(frozenset(r.subscribed_topic_names)
                                     if r.subscribed_topic_names is not None
                                     else member.subscribed_topic_names),
-            client_id=ctx.client_id, client_host=ctx.client_host)
+            client_id=ctx.client_id, client_host=ctx.client_host,
+            classic_member_metadata=None)  # a classic static member replaced by this one
+        target_epoch, target = self._update_subscription_and_target(group, member, updated, now,
+                                                                    records)
+
+        # 3. reconcile the member
+        updated = self._maybe_reconcile(group_id, updated, group, target_epoch, target,
+                                        r.topic_partitions, records)
+        self._schedule_session_timeout(group_id, member_id)
+
+        full = r.member_epoch == 0 or (r.rebalance_timeout_ms != -1
+                                       and r.subscribed_topic_names is not None
+                                       and r.topic_partitions is not None)
+        assignment = None
+        if full or dict(member.assigned_partitions) != dict(updated.assigned_partitions):
+            assignment = ConsumerGroupHeartbeatAssignment(tuple(
+                TopicPartitions(t, tuple(sorted(p)))
+                for t, p in sorted(updated.assigned_partitions.items())))
+        return CoordinatorResult(records, ConsumerGroupHeartbeatResponse(
+            member_id=updated.member_id, member_epoch=updated.member_epoch,
+            heartbeat_interval_ms=self.config.consumer_group_heartbeat_interval_ms,
+            assignment=assignment))
+
+    def _update_subscription_and_target(self, group: ConsumerGroup, member: ConsumerGroupMember,
+                                        updated: ConsumerGroupMember, now: int,
+                                        records: list[CoordinatorRecord]
+                                        ) -> tuple[int, Assignment]:
+        """Steps 1 and 2 of a heartbeat or a classic member's JoinGroup: persist the member's
+        subscription, refresh the subscription metadata and bump the group epoch when they
+        changed, then compute the target assignment if the group epoch is ahead of it."""
+        group_id, member_id = group.group_id, updated.member_id
         bump = False
         if updated != member:
             records.append(self._subscription_record(group_id, updated))
@@ -275,28 +311,9 @@ class ConsumerGroupManager:
         if group_epoch > group.assignment_epoch:
             target = self._update_target(group, group_epoch, member, updated, metadata, kind,
                                          records)
-            target_epoch = group_epoch
-        else:
-            target_epoch = group.assignment_epoch
-            target = group.target_assignment_of(updated.member_id, updated.instance_id)
-
-        # 3. reconcile the member
-        updated = self._maybe_reconcile(group_id, updated, group, target_epoch, target,
-                                        r.topic_partitions, records)
-        self._schedule_session_timeout(group_id, member_id)
-
-        full = r.member_epoch == 0 or (r.rebalance_timeout_ms != -1
-                                       and r.subscribed_topic_names is not None
-                                       and r.topic_partitions is not None)
-        assignment = None
-        if full or dict(member.assigned_partitions) != dict(updated.assigned_partitions):
-            assignment = ConsumerGroupHeartbeatAssignment(tuple(
-                TopicPartitions(t, tuple(sorted(p)))
-                for t, p in sorted(updated.assigned_partitions.items())))
-        return CoordinatorResult(records, ConsumerGroupHeartbeatResponse(
-            member_id=updated.member_id, member_epoch=updated.member_epoch,
-            heartbeat_interval_ms=self.config.consumer_group_heartbeat_interval_ms,
-            assignment=assignment))
+            return group_epoch, target
+        return (group.assignment_epoch,
+                group.target_assignment_of(updated.member_id, updated.instance_id))
 
     def _check_epoch(self, member: ConsumerGroupMember, received: int,
                      owned: Sequence[TopicPartitions] | None) -> None:
@@ -317,15 +334,19 @@ class ConsumerGroupManager:
 
     def _static_member(self, group: ConsumerGroup, member_id: str, epoch: int, instance_id: str,
                        owned: Sequence[TopicPartitions] | None, create: bool,
-                       records: list[CoordinatorRecord]) -> ConsumerGroupMember:
-        """`getOrMaybeSubscribeStaticConsumerGroupMember`."""
+                       records: list[CoordinatorRecord],
+                       classic: bool = False) -> ConsumerGroupMember:
+        """`getOrMaybeSubscribeStaticConsumerGroupMember` (`classic`: a JoinGroup's member,
+        whose epoch is not checked and who may replace any member of its instance id)."""
         existing = group.static_member(instance_id)
+        protocol = "classic" if classic else "consumer"
         if create:
             if existing is None:
                 self.log.log("CG-STATIC-JOINS", group=group.group_id, member=member_id,
-                             instance=instance_id, protocol="consumer")
+                             instance=instance_id, protocol=protocol)
                 return group.get_or_maybe_create_member(member_id, True)
-            if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            if not classic and not existing.use_classic_protocol and \
+                    existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
                 self.log.log("CG-INSTANCE-UNRELEASED", group=group.group_id, member=member_id,
                              instance=instance_id, owner=existing.member_id)
                 raise Errors.UNRELEASED_INSTANCE_ID.exception(
@@ -335,12 +356,13 @@ class ConsumerGroupManager:
                           previous_member_epoch=0)
             self._replace_member(records, group, existing, new)
             self.log.log("CG-STATIC-REJOINS", group=group.group_id, instance=instance_id,
-                         protocol="consumer", member=member_id, old_member=existing.member_id)
+                         protocol=protocol, member=member_id, old_member=existing.member_id)
             return new
         if existing is None:
             raise Errors.UNKNOWN_MEMBER_ID.exception(f"Instance id {instance_id} is unknown.")
         self._check_instance_not_fenced(existing, group.group_id, member_id, instance_id)
-        self._check_epoch(existing, epoch, owned)
+        if not classic:
+            self._check_epoch(existing, epoch, owned)
         return existing
 
     def _check_instance_not_fenced(self, member: ConsumerGroupMember, group_id: str,
@@ -353,10 +375,13 @@ class ConsumerGroupManager:
                 f"{member.member_id}.")
 
     def _subscription_record(self, group_id: str, m: ConsumerGroupMember) -> CoordinatorRecord:
+        classic = m.classic_member_metadata
         return rec.new_consumer_group_member_subscription_record(
             group_id, m.member_id, m.instance_id, m.rack_id, m.client_id, m.client_host,
             sorted(m.subscribed_topic_names), m.subscribed_topic_regex, m.rebalance_timeout_ms,
-            m.server_assignor_name)
+            m.server_assignor_name,
+            None if classic is None else (classic.session_timeout_ms, [
+                (p.name, p.metadata) for p in classic.supported_protocols]))
 
     def _current_assignment_record(self, group_id: str,
                                    m: ConsumerGroupMember) -> CoordinatorRecord:
@@ -475,9 +500,14 @@ class ConsumerGroupManager:
 
     def _fence(self, group: ConsumerGroup, member: ConsumerGroupMember,
                response: Any) -> CoordinatorResult[Any]:
-        """`consumerGroupFenceMember` (no online downgrade to a classic group: the kit's
-        consumer groups have no classic-protocol members)."""
+        """`consumerGroupFenceMember`: the group turns back into a classic group when the
+        member was its last consumer-protocol member and the policy allows (the online
+        downgrade; the maps change directly, the records are not replayed)."""
         records: list[CoordinatorRecord] = []
+        if group.num_classic_protocol_members == len(group.members) - 1 and \
+                self._validate_online_downgrade_with_fenced_member(group, member.member_id):
+            self._convert_to_classic_group(group, member.member_id, records)
+            return CoordinatorResult(records, response, replay_records=False)
         self._remove_member_records(records, group.group_id, member.member_id)
         metadata = group.compute_subscription_metadata(
             group.compute_subscribed_topic_names(member, None), self.topics)
@@ -488,8 +518,7 @@ class ConsumerGroupManager:
                 group.group_id, {n: (t.id, t.num_partitions) for n, t in metadata.items()}))
         records.append(rec.new_consumer_group_epoch_record(group.group_id,
                                                            group.group_epoch + 1))
-        self.timer.cancel(session_timeout_key(group.group_id, member.member_id))
-        self.timer.cancel(rebalance_timeout_key(group.group_id, member.member_id))
+        self._cancel_timers(group.group_id, member.member_id)
         return CoordinatorResult(records, response)
 
     def _fence_operation(self, group_id: str, member_id: str, reason: str
@@ -515,10 +544,14 @@ class ConsumerGroupManager:
             return None
         return group, member
 
-    def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
+    def _schedule_session_timeout(self, group_id: str, member_id: str,
+                                  timeout_ms: int | None = None) -> None:
+        """`scheduleConsumerGroupSessionTimeout` (a classic member's own session timeout, or
+        group.consumer.session.timeout.ms)."""
         self.timer.schedule(
             session_timeout_key(group_id, member_id),
-            self.config.consumer_group_session_timeout_ms, True,
+            self.config.consumer_group_session_timeout_ms if timeout_ms is None else timeout_ms,
+            True,
             lambda: self._fence_operation(group_id, member_id, "the member session expired."))
 
     def _schedule_rebalance_timeout(self, group_id: str, member_id: str, member_epoch: int,
@@ -593,7 +626,9 @@ class ConsumerGroupManager:
                 subscribed_topic_names=frozenset(value["SubscribedTopicNames"]),
                 subscribed_topic_regex=value["SubscribedTopicRegex"],
                 rebalance_timeout_ms=value["RebalanceTimeoutMs"],
-                server_assignor_name=value["ServerAssignor"]))
+                server_assignor_name=value["ServerAssignor"],
+                classic_member_metadata=_classic_member_metadata(
+                    value.get("ClassicMemberMetadata"))))
             return
         old_member = group.members.get(member_id)
         if old_member is None:
@@ -654,55 +689,6 @@ class ConsumerGroupManager:
             previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
             assigned_partitions=EMPTY_ASSIGNMENT, partitions_pending_revocation=EMPTY_ASSIGNMENT))
 
-    # -- classic-protocol requests for a consumer group's id ---------------------------------------
-    # Kafka lets a classic-protocol consumer join a non-empty consumer group (the online
-    # migration of KIP-848: classicGroupJoinToConsumerGroup and friends). The kit does not model
-    # classic members inside a consumer group: such a JoinGroup is answered
-    # INCONSISTENT_GROUP_PROTOCOL; SyncGroup, Heartbeat and LeaveGroup answer what Kafka answers
-    # for a member the consumer group does not know as a classic member: UNKNOWN_MEMBER_ID.
-
-    def classic_group_join(self, group: ConsumerGroup, ctx: RequestContext, request: Any,
-                           response: Any) -> CoordinatorResult[Any]:
-        """`classicGroupJoin` for a consumer group's id: an empty consumer group is deleted
-        (`maybeDeleteEmptyConsumerGroup`: tombstones appended, not replayed) and the classic
-        group created in its place."""
-        from ..api import JoinGroupResponse
-        if not group.members.is_empty():
-            response.complete(JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL, member_id=""))
-            return EMPTY_RESULT
-        tombstones = group.tombstone_records()
-        self.groups.remove(group.group_id)
-        result = self.classic.classic_group_join(ctx, request, response)
-        return CoordinatorResult(tombstones + list(result.records), result.response,
-                                 result.append_future, replay_records=False,
-                                 is_atomic=result.is_atomic)
-
-    @staticmethod
-    def classic_group_sync(response: Any) -> CoordinatorResult[Any]:
-        from ..api import SyncGroupResponse
-        response.complete(SyncGroupResponse(Errors.UNKNOWN_MEMBER_ID))
-        return EMPTY_RESULT
-
-    @staticmethod
-    def classic_group_heartbeat() -> CoordinatorResult[Any]:
-        from ..api import HeartbeatResponse
-        return CoordinatorResult([], HeartbeatResponse(Errors.UNKNOWN_MEMBER_ID))
-
-    def classic_group_leave(self, group: ConsumerGroup, request: Any) -> CoordinatorResult[Any]:
-        """`classicGroupLeaveToConsumerGroup`: no member leaves (none uses the classic
-        protocol); each answers UNKNOWN_MEMBER_ID, or FENCED_INSTANCE_ID for an instance id
-        held by another member id."""
-        from ..api import LeaveGroupResponse, MemberResponse
-        out = []
-        for identity in request.members:
-            error = Errors.UNKNOWN_MEMBER_ID
-            if identity.group_instance_id is not None:
-                owner = group.static_member_id(identity.group_instance_id)
-                if owner is not None and identity.member_id not in ("", owner):
-                    error = Errors.FENCED_INSTANCE_ID
-            out.append(MemberResponse(identity.member_id, identity.group_instance_id, error))
-        return CoordinatorResult([], LeaveGroupResponse(Errors.NONE, tuple(out)))
-
     # -- load / unload / metadata ----------------------------------------------------------------
 
     def on_new_metadata_image(self, image: MetadataImage) -> None:
@@ -728,6 +714,15 @@ class ConsumerGroupManager:
     def on_unloaded(self) -> None:
         for group_id, group in sorted(self.groups.items()):
             self.log.log("CG-UNLOADED", group=group_id, epoch=group.group_epoch)
+
+
+def _classic_member_metadata(value: Mapping[str, Any] | None) -> ClassicMemberMetadata | None:
+    """A ConsumerGroupMemberMetadataValue's ClassicMemberMetadata (null for a member of the
+    consumer protocol)."""
+    if value is None:
+        return None
+    return ClassicMemberMetadata(value["SessionTimeoutMs"], tuple(
+        ClassicProtocol(p["Name"], bytes(p["Metadata"])) for p in value["SupportedProtocols"]))
 
 
 def _is_subset(owned: Sequence[TopicPartitions] | None, target: Assignment) -> bool:

@@ -16,7 +16,8 @@ from types import MappingProxyType
 from ...states import StateTable
 
 __all__ = ["MemberState", "MEMBER_STATES", "ConsumerGroupMember", "Assignment", "EMPTY_ASSIGNMENT",
-           "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH"]
+           "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "ClassicMemberMetadata",
+           "ClassicProtocol"]
 
 # ConsumerGroupHeartbeatRequest.LEAVE_GROUP_MEMBER_EPOCH / LEAVE_GROUP_STATIC_MEMBER_EPOCH
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -69,9 +70,29 @@ MEMBER_STATES: StateTable[MemberState] = StateTable(
 
 
 @dataclass(frozen=True)
+class ClassicProtocol:
+    """One protocol a classic member offered in its JoinGroup: the assignor name and its
+    subscription bytes (ConsumerGroupMemberMetadataValue.ClassicProtocol)."""
+
+    name: str
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """What a member that speaks the classic protocol inside a consumer group keeps
+    (ConsumerGroupMemberMetadataValue.ClassicMemberMetadata): its session timeout and the
+    protocols of its last JoinGroup, in its order of preference."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[ClassicProtocol, ...]
+
+
+@dataclass(frozen=True)
 class ConsumerGroupMember:
-    """Kafka's `ConsumerGroupMember` (consumer protocol members; classic-protocol members inside
-    a consumer group are not modelled). Defaults are `ConsumerGroupMember.Builder`'s."""
+    """Kafka's `ConsumerGroupMember`. A member that joined with JoinGroup (the classic
+    protocol) carries `classic_member_metadata`; a ConsumerGroupHeartbeat member has None.
+    Defaults are `ConsumerGroupMember.Builder`'s."""
 
     member_id: str
     member_epoch: int = 0
@@ -87,6 +108,12 @@ class ConsumerGroupMember:
     server_assignor_name: str | None = None
     assigned_partitions: Assignment = field(default_factory=lambda: EMPTY_ASSIGNMENT)
     partitions_pending_revocation: Assignment = field(default_factory=lambda: EMPTY_ASSIGNMENT)
+    classic_member_metadata: ClassicMemberMetadata | None = None
+
+    @property
+    def use_classic_protocol(self) -> bool:
+        """`ConsumerGroupMember.useClassicProtocol`."""
+        return self.classic_member_metadata is not None
 
     def is_reconciled_to(self, target_assignment_epoch: int) -> bool:
         """`ModernGroupMember.isReconciledTo`: STABLE at exactly that epoch."""
@@ -105,7 +132,8 @@ class ConsumerGroupMember:
         """What ConsumerGroupMemberMetadata persists."""
         return (self.instance_id, self.rack_id, self.client_id, self.client_host,
                 self.subscribed_topic_names, self.subscribed_topic_regex,
-                self.rebalance_timeout_ms, self.server_assignor_name)
+                self.rebalance_timeout_ms, self.server_assignor_name,
+                self.classic_member_metadata)
 
 
 def freeze(assignment: Mapping[str, object]) -> Assignment:
