@@ -234,7 +234,7 @@ def _record(layout: str, ts: datetime | None, level: str | None, logger: str | N
         if not is_coordination_logger(logger):
             return "other", None
         row = _ROW_TEMPLATE.copy()
-        row.update(ts=ts, level=normalise_level(level), logger=logger, thread=thread or None,
+        row.update(ts=ts, level=normalise_level(level, logger), logger=logger, thread=thread or None,
                    layout=layout, source=source_of(logger, layout), problem="unknown message")
         return "quarantine", row
     i, (group, member, generation, state, reason, partition, epoch, duration_ms, p_group,
@@ -244,11 +244,11 @@ def _record(layout: str, ts: datetime | None, level: str | None, logger: str | N
         return "other", None
     if dated and ts is None:
         row = _ROW_TEMPLATE.copy()
-        row.update(level=normalise_level(level), logger=logger, thread=thread or None,
+        row.update(level=normalise_level(level, logger), logger=logger, thread=thread or None,
                    layout=layout, source=entry.source, problem=BAD_TIME)
         return "quarantine", row
     row = _ROW_TEMPLATE.copy()
-    row.update(ts=ts, level=normalise_level(level), logger=logger, thread=thread or None,
+    row.update(ts=ts, level=normalise_level(level, logger), logger=logger, thread=thread or None,
                layout=layout, source=entry.source, event=entry.event, template=entry.id,
                group=group or p_group or group0 or None, member=member or member0 or None,
                generation=_int(generation),

@@ -49,7 +49,7 @@ __all__ = ["SEP", "Classifier", "Alternative", "LAYOUTS", "LAYOUT_IDS", "LAYOUT_
            "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "MessageEntry", "PLACEHOLDER_REGEX",
            "LAYOUT_SLOTS", "MESSAGE_SLOTS", "LOG4J_HEAD_RE", "LOG4J_TAIL_RE", "message_entries", "message_classifier", "PREFIXES", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
            "BLANK_RE", "COORDINATION_LOGGER_RE", "CLIENT_LOGGER_RE", "CLIENT_LAYOUTS",
-           "LEVEL_ALIASES", "JSON_KEYS", "JSON_KEY_MAPS", "END", "EVENT_NAMES", "template_regex", "is_coordination_logger",
+           "LEVEL_ALIASES", "LOGGER_LEVELS", "JSON_KEYS", "JSON_KEY_MAPS", "END", "EVENT_NAMES", "template_regex", "is_coordination_logger",
            "source_of", "normalise_level", "regex_escape"]
 
 SEP = "\x01"          # separates the fields a per-alternative regexp_replace writes
@@ -444,6 +444,17 @@ LAYOUTS: tuple[Layout, ...] = (
     Layout("PY-ASCTIME", _D + " " + _T + "," + _F + " +" + _LEVEL
            + r" +(?P<logger>" + _DOTTED_LOWER + r")(?::| -)? " + _MSG,
            "Python `%(asctime)s %(levelname)s %(name)s %(message)s` (lower-case module names)"),
+    # -- more Python logging formats (logging.Formatter strings met in public programs) --
+    Layout("PY-BRACKET-NAME", r"\[" + _D + " " + _T + "[,.]" + _F + r"\] " + _LEVEL + r" \["
+           + _PYLOGGER + r"\] " + _MSG,
+           "Python `[%(asctime)s] %(levelname)s [%(name)s] %(message)s`"),
+    Layout("PY-LEVEL-BRACKET", _D + " " + _T + "[,.]" + _F + r" \[" + _LEVEL + r"\] "
+           + _PYLOGGER + ": " + _MSG,
+           "Python `%(asctime)s [%(levelname)s] %(name)s: %(message)s`"),
+    Layout("PY-NAME-LEVEL", _D + " " + _T + "," + _F + " " + _PYLOGGER + " +" + _LEVEL
+           + " +" + _MSG,
+           "Python `%(asctime)s %(name)-12s %(levelname)-8s %(message)s` (the logging "
+           "cookbook's file format, with the default date format)"),
     Layout("LOG4J-CLASSLINE", _D + " " + _T + " +" + _LEVEL + " +" + _JLOGGER + ":[0-9]+ - "
            + _MSG, "log4j `%d{yyyy-MM-dd HH:mm:ss} %-5p %c{1}:%L - %m%n`"),
     Layout("LOG4J-SHORT", _D + " " + _T + " +" + _LEVEL + " +" + _JLOGGER + " - " + _MSG,
@@ -464,6 +475,13 @@ LAYOUTS: tuple[Layout, ...] = (
     Layout("RDK-PIPE", r"(?P<level>[0-7])\|" + _D + " " + _T + r"\." + _F
            + r"\|[^|\x00]*\|(?P<logger>[A-Z0-9_]+)\| +" + _RDK_THREAD + _MSG,
            "librdkafka `7|yyyy-mm-dd hh:mm:ss.mmm|<handle>|FAC| msg`", "rdkafka."),
+    Layout("DOTNET-RDK", r"(?P<level>Emergency|Alert|Critical|Error|Warning|Notice|Info|Debug)"
+           r"\|" + _D + " " + _T + r"\." + _F + r"\|[^|\x00]*\|(?P<logger>[A-Z0-9_]+)\| "
+           + _RDK_THREAD + _MSG,
+           "Confluent.Kafka's (.NET) `Loggers.ConsoleLogger`, librdkafka's log through "
+           "`SetLogHandler`: `{Level}|{yyyy-MM-dd HH:mm:ss.fff}|{Name}|{Facility}| {Message}`, "
+           "the level a `SyslogLevel` name (confluent-kafka-dotnet src/Confluent.Kafka/"
+           "Loggers.cs)", "rdkafka."),
     Layout("RDK-SYSLOG", r"(?P<epoch>[0-9]+(?:\.[0-9]+)?) RDKAFKA-(?P<level>[0-7])-"
            r"(?P<logger>[A-Z0-9_]+): [^:\x00]*: " + _RDK_THREAD + _MSG,
            "librdkafka syslog `<sec.usec> RDKAFKA-<lvl>-<FAC>: <handle>: [thrd:..]: msg`",
@@ -508,9 +526,14 @@ JSON_KEY_MAPS: dict[str, dict[str, tuple[str, ...]]] = {
                            "msg": ("message",)},
     # pino (time in epoch milliseconds, numeric levels 10-60, msg)
     "pino": {"ts": ("time",), "level": ("level",), "logger": ("name",), "msg": ("msg",)},
-    # other common shapes: `ts` (zap, structlog), `severity` (Google Cloud Logging),
+    # node-rdkafka's `event.log` objects ({severity, fac, message}: Blizzard/node-rdkafka
+    # src/callbacks.cc, EVENT_LOG) written with JSON.stringify: librdkafka's syslog level,
+    # facility and message
+    "node-rdkafka": {"level": ("severity",), "logger": ("fac",), "msg": ("message",)},
+    # other common shapes: `ts` (zap, structlog), `severity` (Google Cloud Logging: the key
+    # node-rdkafka's map names),
     # `thread`, `group_id`/`member_id` (snake-case clients)
-    "other": {"ts": ("ts", "time"), "level": ("severity",), "logger": ("logger",),
+    "other": {"ts": ("ts", "time"), "logger": ("logger",),
               "thread": ("thread",), "group": ("group_id",), "member": ("member_id",)},
 }
 
@@ -653,7 +676,7 @@ def _prefix_regex(text: str) -> str:
              "group": r"(?P<p_group>[^\]\x00]*)", "tp": r"[^ \x00]+",
              "thread": r"[^\]\x00]+", "instance": r"[^,\x00]*", "facility": "[A-Z0-9_]+",
              "handle": r"[^\]\x00]*", "dir": r"[^\]\x00]+", "id": "[0-9]+",
-             "consumer": r"[^\]\x00]+"}
+             "consumer": r"[^\]\x00]+", "rdkname": r"[^ :\]\x00]+"}
     out = []
     for literal, name, _, _ in string.Formatter().parse(text):
         out.append(regex_escape(literal))
@@ -671,6 +694,10 @@ FOREIGN_PREFIXES = (
     "{facility} [{handle}] [thrd:{thread}]: ",                 # confluent-kafka-python logger=
     "[thrd:{thread}]: ",                                       # librdkafka in another layout
     "[Worker clientId={client}, groupId={group}] ",            # Kafka Connect's workers
+    # Confluent.Kafka's LogMessage forwarded to a .NET ILogger as `[{Facility}] {Name}:
+    # {Message}` (a common LoggerMessage template in .NET hosts), librdkafka's message after it
+    "[{facility}] {rdkname}: [thrd:{thread}]: ",
+    "[{facility}] {rdkname}: ",
 )
 PREFIXES: tuple[str, ...] = tuple(dict.fromkeys(
     [p for p in CATALOGUE_PREFIXES.values() if p] + list(FOREIGN_PREFIXES)))
@@ -767,6 +794,7 @@ CLIENT_LOGGER_RE = ("^(?:org\\.apache\\.kafka\\.clients\\.|o\\.a\\.k\\.c(?:lient
                     "|o\\.a\\.k\\.clients\\.|kafka\\.(?:coordinator|consumer|conn|client|cluster"
                     "|producer)(?:\\.|" + END + ")|rdkafka\\.)")
 CLIENT_LAYOUTS = ("PY-BRACKET", "PY-DASHED", "PY-COLON", "PY-ASCTIME", "PY-BASIC", "GO-STD",
+                  "PY-BRACKET-NAME", "PY-LEVEL-BRACKET", "PY-NAME-LEVEL", "DOTNET-RDK",
                   "SLF4J-SIMPLE",
                   "RDK-STDERR",
                   "RDK-PIPE", "RDK-SYSLOG", "LOGBACK", "LOGBACK-DEFAULT", "SPRINGBOOT")
@@ -777,6 +805,16 @@ LEVEL_ALIASES: dict[str, str] = {
     "0": "FATAL", "1": "FATAL", "2": "FATAL", "3": "ERROR", "4": "WARN", "5": "INFO",
     "6": "INFO", "7": "DEBUG",
     "10": "DEBUG", "20": "INFO", "30": "INFO", "40": "WARN", "50": "ERROR", "60": "FATAL",
+    # syslog names (Confluent.Kafka's SyslogLevel), .NET's console abbreviations
+    # (Microsoft.Extensions.Logging's SimpleConsoleFormatter: trce dbug info warn fail crit)
+    "EMERGENCY": "FATAL", "ALERT": "FATAL", "TRCE": "TRACE", "DBUG": "DEBUG", "FAIL": "ERROR",
+}
+# Numeric levels that mean something else for one logger: kafkajs' `logLevel` numbers
+# (tulios/kafkajs src/loggers/index.js: NOTHING 0, ERROR 1, WARN 2, INFO 4, DEBUG 5), which a
+# custom logCreator writes as `level` next to kafkajs' own `logger: 'kafkajs'`; to syslog
+# (LEVEL_ALIASES) 1 and 2 would be FATAL, 4 WARN, 5 INFO.
+LOGGER_LEVELS: dict[str, dict[str, str]] = {
+    "kafkajs": {"1": "ERROR", "2": "WARN", "4": "INFO", "5": "DEBUG"},
 }
 
 _COORD = re.compile(COORDINATION_LOGGER_RE)
@@ -794,9 +832,13 @@ def source_of(logger: str | None, layout: str | None) -> str:
     return "broker"
 
 
-def normalise_level(level: str | None) -> str | None:
+def normalise_level(level: str | None, logger: str | None = None) -> str | None:
     if not level:
         return None
+    if logger in LOGGER_LEVELS:
+        own = LOGGER_LEVELS[logger].get(level)
+        if own is not None:
+            return own
     up = level.upper()
     return LEVEL_ALIASES.get(up, up)
 

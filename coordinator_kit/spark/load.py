@@ -36,7 +36,7 @@ from ..logs.parse import (BAD_TIME, EPOCH_MILLIS_FROM, JSON_EPOCH_RE, JSON_TS_RE
                           TS_MIN, ParseCounts, notes_warning)
 from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINUATION_RE,
                              CONTROL_RE, COORDINATION_LOGGER_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
-                             LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
+                             LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOGGER_LEVELS, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
                              MESSAGE_ENTRIES, SEP, Classifier)
 from ..logs.wrappers import K9S_BORDER, K9S_TRIM_RE, WRAPPER_RE
 from .sources import lines_before, spark_lines
@@ -306,6 +306,10 @@ def _classify(df: Any) -> Any:
     sources = _array(F, [e.source for e in MESSAGE_ENTRIES])
     level_map = F.create_map(*[F.lit(x) for kv in LEVEL_ALIASES.items() for x in kv])
     level = F.upper(col("level0"))
+    # a logger's own numbers first (LOGGER_LEVELS: kafkajs), as logs.patterns.normalise_level
+    own_levels = [F.when(col("logger0") == name, F.try_element_at(
+        F.create_map(*[F.lit(x) for kv in table.items() for x in kv]), col("level0")))
+        for name, table in LOGGER_LEVELS.items()]
     logger = col("logger0")
     coord = F.coalesce(logger.rlike(COORDINATION_LOGGER_RE), F.lit(False))
     matched = midx.isNotNull()
@@ -336,7 +340,8 @@ def _classify(df: Any) -> Any:
 
     columns = {
         "ts": F.when(keep_record, col("ts0")),
-        "level": F.when(keep_record, F.coalesce(F.try_element_at(level_map, level), level)),
+        "level": F.when(keep_record, F.coalesce(*own_levels, F.try_element_at(level_map, level),
+                                                level)),
         "logger": F.when(keep_record, logger),
         "thread": F.when(keep_record, col("thread0")),
         "source": F.when(is_event | col("bad_time"), F.try_element_at(sources, midx + 1))
