@@ -46,7 +46,7 @@ from .fields import EXTRA_EVENTS, PLACEHOLDER_COLUMNS, TEMPLATE_OVERRIDES
 from .wordings import WORDINGS, Wording
 
 __all__ = ["SEP", "Classifier", "Alternative", "LAYOUTS", "LAYOUT_IDS", "LAYOUT_CLASSIFIER",
-           "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "MessageEntry", "PLACEHOLDER_REGEX",
+           "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "BARE_LAYOUT", "BARE_MIN_FIXED", "BARE_OK", "MessageEntry", "PLACEHOLDER_REGEX",
            "LAYOUT_SLOTS", "MESSAGE_SLOTS", "LOG4J_HEAD_RE", "LOG4J_TAIL_RE", "message_entries", "message_classifier", "PREFIXES", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
            "BLANK_RE", "COORDINATION_LOGGER_RE", "CLIENT_LOGGER_RE", "CLIENT_LAYOUTS",
            "LEVEL_ALIASES", "LOGGER_LEVELS", "JSON_KEYS", "JSON_KEY_MAPS", "END", "EVENT_NAMES", "template_regex", "is_coordination_logger",
@@ -486,8 +486,23 @@ LAYOUTS: tuple[Layout, ...] = (
            r"(?P<logger>[A-Z0-9_]+): [^:\x00]*: " + _RDK_THREAD + _MSG,
            "librdkafka syslog `<sec.usec> RDKAFKA-<lvl>-<FAC>: <handle>: [thrd:..]: msg`",
            "rdkafka."),
+    # -- records of two physical lines, joined by logs.joins (never a single line: the "\n") --
+    Layout("JUL", r"(?P<date>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{2}, "
+           r"[0-9]{4}) (?P<time>[0-9]{1,2}:[0-9]{2}:[0-9]{2} [AP]M) " + _JLOGGER
+           + r"(?: [^ \n\x00]+)?\n(?P<level>SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "
+           + _MSG, "java.util.logging's SimpleFormatter default, two lines: `Nov 25, 2026 "
+           "10:00:00 AM <class> <method>` then `INFO: <message>` (logs.joins JUL)"),
+    Layout("DOTNET-CONSOLE", "(?:" + _D + "[ T]" + _T + "(?:[.,]" + _F + ")? )?"
+           r"(?P<level>trce|dbug|info|warn|fail|crit): (?P<logger>[^ \[\x00]+)\[-?[0-9]+\]"
+           r"\n      " + _MSG, ".NET's Microsoft.Extensions.Logging console, two lines: "
+           "`info: <category>[<event id>]` then the message indented by 6 spaces "
+           "(logs.joins DOTNET-CONSOLE)"),
+    Layout("KIBANA", r"(?P<date>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{1,2}, "
+           r"[0-9]{4}) @ " + _T + r"\.(?P<frac>[0-9]{3})\n" + _MSG,
+           "a Kibana Discover copy, two lines: the display time `Nov 25, 2026 @ "
+           "10:00:00.123`, then the message (logs.joins KIBANA)"),
 )
-LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON",)
+LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON", "MESSAGE")
 # LOG4J (the first layout, and the kit's own) cut in two for the Spark loader's fast path:
 # the head up to the message (date, time, frac, level; the run of spaces after the level) and
 # the tail after the message's last " (" (logger, optional `:line`, `)`). A line matches LOG4J
@@ -753,6 +768,19 @@ def message_classifier(entries: Iterable[MessageEntry]) -> Classifier:
 MESSAGE_ENTRIES: tuple[MessageEntry, ...] = tuple(message_entries())
 MESSAGE_CLASSIFIER = message_classifier(MESSAGE_ENTRIES)
 
+# A line that is only a message, with no layout around it (a message copied out of a log
+# viewer or a chat: `Member consumer-1-... in group g has failed, removing it from the group`)
+# is read as an event of layout BARE_LAYOUT with no time (ts NULL, kept in file and line
+# order), when the whole line is a wording of the catalogue or WORDINGS. Only wordings with
+# at least BARE_MIN_FIXED characters of fixed text count: shorter ones ("Rebalance started",
+# "Transition from {a} to {b}.") are common in other programs' output, and with no logger to
+# say which program wrote the line they would turn other text into events.
+BARE_LAYOUT = "MESSAGE"
+BARE_MIN_FIXED = 24
+BARE_OK: tuple[bool, ...] = tuple(
+    sum(len(lit) for lit, _, _, _ in string.Formatter().parse(e.text)) >= BARE_MIN_FIXED
+    for e in MESSAGE_ENTRIES)
+
 EVENT_NAMES: tuple[str, ...] = tuple(sorted({t.event for t in TEMPLATES.values()}
                                             | set(EXTRA_EVENTS)))
 
@@ -795,6 +823,7 @@ CLIENT_LOGGER_RE = ("^(?:org\\.apache\\.kafka\\.clients\\.|o\\.a\\.k\\.c(?:lient
                     "|producer)(?:\\.|" + END + ")|rdkafka\\.)")
 CLIENT_LAYOUTS = ("PY-BRACKET", "PY-DASHED", "PY-COLON", "PY-ASCTIME", "PY-BASIC", "GO-STD",
                   "PY-BRACKET-NAME", "PY-LEVEL-BRACKET", "PY-NAME-LEVEL", "DOTNET-RDK",
+                  "DOTNET-CONSOLE",
                   "SLF4J-SIMPLE",
                   "RDK-STDERR",
                   "RDK-PIPE", "RDK-SYSLOG", "LOGBACK", "LOGBACK-DEFAULT", "SPRINGBOOT")
@@ -808,6 +837,7 @@ LEVEL_ALIASES: dict[str, str] = {
     # syslog names (Confluent.Kafka's SyslogLevel), .NET's console abbreviations
     # (Microsoft.Extensions.Logging's SimpleConsoleFormatter: trce dbug info warn fail crit)
     "EMERGENCY": "FATAL", "ALERT": "FATAL", "TRCE": "TRACE", "DBUG": "DEBUG", "FAIL": "ERROR",
+    "CONFIG": "DEBUG",      # java.util.logging's CONFIG lies between INFO and FINE
 }
 # Numeric levels that mean something else for one logger: kafkajs' `logLevel` numbers
 # (tulios/kafkajs src/loggers/index.js: NOTHING 0, ERROR 1, WARN 2, INFO 4, DEBUG 5), which a

@@ -34,7 +34,7 @@ from ..logs.fields import COLUMN_NAMES
 from ..logs.inputs import InputNote
 from ..logs.parse import (BAD_TIME, EPOCH_MILLIS_FROM, JSON_EPOCH_RE, JSON_TS_RE, TS_MAX,
                           TS_MIN, ParseCounts, notes_warning)
-from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINUATION_RE,
+from ..logs.patterns import (BARE_LAYOUT, BARE_OK, BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINUATION_RE,
                              CONTROL_RE, COORDINATION_LOGGER_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
                              LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOGGER_LEVELS, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
                              MESSAGE_ENTRIES, SEP, Classifier)
@@ -245,13 +245,18 @@ def _classify(df: Any) -> Any:
         return F.when(jiso, nz(F.regexp_extract(jts, JSON_TS_RE, k)))
 
     is_json = c0 == _JSON
+    # no layout: a continuation line, or perhaps a message alone (BARE_OK, logs.parse rule 6)
+    no_layout = (c0 == _TEXT) & lidx.isNull()
+    s4 = s4.select("*", F.when(no_layout, t.rlike(CONTINUATION_RE)).alias("cont"))
+    bare = no_layout & ~col("cont")
     s5 = s4.select(
-        "file", "line", "raw", "text", "c0", "lidx", "msg", "level0", "thread0", "jgroup",
-        "jmember",
+        "file", "line", "raw", "text", "c0", "lidx", "level0", "thread0", "jgroup",
+        "jmember", "cont", bare.alias("bare"),
+        F.when(bare, t).otherwise(col("msg")).alias("msg"),
         F.when(is_json, col("jcorrupt").isNull() & col("msg").isNotNull())
         .otherwise(lidx.isNotNull()).alias("is_record"),
-        F.when(is_json, F.lit("JSON")).otherwise(F.try_element_at(layout_ids, lidx + 1))
-        .alias("layout"),
+        F.when(is_json, F.lit("JSON")).when(bare, F.lit(BARE_LAYOUT))
+        .otherwise(F.try_element_at(layout_ids, lidx + 1)).alias("layout"),
         F.when(is_json, col("logger1"))
         .otherwise(F.concat(F.try_element_at(logger_prefixes, lidx + 1), col("logger1")))
         .alias("logger0"),
@@ -273,16 +278,16 @@ def _classify(df: Any) -> Any:
     t2 = F.concat(col("msg"), F.lit(M.suffix))
     s6 = s5.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "msg", "level0", "logger0",
-        "thread0", "json_problem", "dated", "jgroup", "jmember",
+        "thread0", "json_problem", "dated", "jgroup", "jmember", "cont", "bare",
         _ts(F, col("date"), col("time"), col("frac"), col("tz"), col("epoch"), col("unit"))
         .alias("ts0"),
-        F.when(rec, F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
+        F.when(rec | col("bare"), F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
     mcode = col("mcode")
     s7 = s6.select("*", F.when(mcode != "", F.position(mcode, F.lit(M.table)) - 1)
                    .alias("mbucket"))
     s8 = s7.select("file", "line", "raw", "text", "c0", "is_record", "layout", "level0",
                    "logger0", "thread0", "json_problem", "dated", "ts0", "mbucket", "jgroup",
-                   "jmember",
+                   "jmember", "cont", "bare",
                    F.when(col("mbucket").isNotNull(),
                           _bucket_case(F, M, t2, col("mbucket"))).alias("mp"))
     mp = col("mp")
@@ -292,7 +297,7 @@ def _classify(df: Any) -> Any:
 
     s9 = s8.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "level0", "logger0",
-        "thread0", "json_problem", "dated", "ts0",
+        "thread0", "json_problem", "dated", "ts0", "cont", "bare",
         _alt_index(F, M, col("mbucket"), mp).alias("midx"),
         F.coalesce(slot("group"), slot("p_group"), col("jgroup")).alias("m_group"),
         F.coalesce(slot("member"), col("jmember")).alias("m_member"), slot("generation").alias("m_generation"),
@@ -304,6 +309,7 @@ def _classify(df: Any) -> Any:
     events = _array(F, [e.event for e in MESSAGE_ENTRIES])
     ids = _array(F, [e.id for e in MESSAGE_ENTRIES])
     sources = _array(F, [e.source for e in MESSAGE_ENTRIES])
+    bare_ok = F.array(*[F.lit(ok) for ok in BARE_OK])
     level_map = F.create_map(*[F.lit(x) for kv in LEVEL_ALIASES.items() for x in kv])
     level = F.upper(col("level0"))
     # a logger's own numbers first (LOGGER_LEVELS: kafkajs), as logs.patterns.normalise_level
@@ -314,18 +320,21 @@ def _classify(df: Any) -> Any:
     coord = F.coalesce(logger.rlike(COORDINATION_LOGGER_RE), F.lit(False))
     matched = midx.isNotNull()
     event = F.try_element_at(events, midx + 1)
-    cont = t.rlike(CONTINUATION_RE)
+    cont = col("cont")
+    # a message alone: an event (no time), or other for a known non-event wording
+    bare_known = col("bare") & matched & F.try_element_at(bare_ok, midx + 1)
     # an event whose time stamp gives no time (not a date, or out of TS_MIN..TS_MAX)
     bad_time = matched & event.isNotNull() & col("dated") & col("ts0").isNull()
     # kind as a small int: 0 event, 1 other, 2 continuation, 3 quarantine
     kind = (F.when(c0 == _BAD, 3).when(c0 == _BLANK, 1)
             .when(rec, F.when(matched, F.when(event.isNull(), 1).when(bad_time, 3).otherwise(0))
                   .when(coord, 3).otherwise(1))
-            .when(c0 == _JSON, 3).when(cont, 2).otherwise(3))
+            .when(c0 == _JSON, 3).when(cont, 2)
+            .when(bare_known, F.when(event.isNull(), 1).otherwise(0)).otherwise(3))
     problem = (F.when(c0 == _BAD, "undecodable bytes")
                .when(rec, F.when(~matched & coord, "unknown message").when(bad_time, BAD_TIME))
                .when(c0 == _JSON, col("json_problem"))
-               .when(cont, F.lit(None))
+               .when(cont | bare_known, F.lit(None))
                .when(t.rlike(HEAD_RE), "truncated").otherwise("unknown layout"))
     client = (col("layout").isin(*CLIENT_LAYOUTS)
               | F.coalesce(logger.rlike(CLIENT_LOGGER_RE), F.lit(False)))
@@ -359,7 +368,7 @@ def _classify(df: Any) -> Any:
         "file": col("file"),
         "line": col("line"),
         "template": ev(F.try_element_at(ids, midx + 1)),
-        "layout": F.when(keep_record, col("layout")),
+        "layout": F.when(keep_record | is_event, col("layout")),
         "problem": col("problem"),
     }
     assert tuple(columns) == COLUMN_NAMES
@@ -440,8 +449,12 @@ class ParsedLogs:
     def counts(self) -> ParseCounts:
         """One aggregation over the lines (an action): read = recognised + other + quarantined."""
         F = _F()
-        by_kind = {r["kind"]: r["n"] for r in
-                   self.lines.groupBy("kind").agg(F.count(F.lit(1)).alias("n")).collect()}
+        by_kind: dict[str, int] = {}
+        untimed = 0
+        for r in (self.lines.groupBy("kind", (F.col("kind") == "event") & F.col("ts").isNull())
+                  .agg(F.count(F.lit(1)).alias("n")).collect()):
+            by_kind[r["kind"]] = by_kind.get(r["kind"], 0) + r["n"]
+            untimed += r["n"] if r[1] else 0
         problems = {r["problem"]: r["n"] for r in
                     self.quarantine.groupBy("problem").agg(F.count(F.lit(1)).alias("n")).collect()}
         quarantined = sum(problems.values())
@@ -450,6 +463,7 @@ class ParsedLogs:
         counts = ParseCounts(read=sum(by_kind.values()), recognised=by_kind.get("event", 0),
                              other=by_kind.get("other", 0) + cont - orphans,
                              quarantined=quarantined, continuation=cont - orphans,
+                             untimed=untimed,
                              by_problem=dict(sorted(problems.items())), notes=list(self.notes))
         counts.check()
         return counts
@@ -515,7 +529,9 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
     kinds = ("event", "other", "continuation", "quarantine")
     observed = lines.observe(obs, F.count(F.lit(1)).alias("read"),
                              *[F.sum(F.when(F.col("kind") == k, 1).otherwise(0)).alias(k)
-                               for k in kinds])
+                               for k in kinds],
+                             F.sum(F.when((F.col("kind") == "event") & F.col("ts").isNull(), 1)
+                                   .otherwise(0)).alias("untimed"))
     tmp = out / f"_parse-{uuid.uuid4().hex[:8]}"
     conf = spark.conf
     previous = conf.get("spark.sql.parquet.outputTimestampType", None)
@@ -524,7 +540,7 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
         (observed.where(F.col("kind") != "other")
          .write.partitionBy("kind").parquet(str(tmp)))
         metrics = obs.get
-        n = {k: int(metrics.get(k) or 0) for k in ("read",) + kinds}
+        n = {k: int(metrics.get(k) or 0) for k in ("read", "untimed") + kinds}
         if n["read"] == 0:
             raise ValueError(f"no lines read from {paths}: the input is empty"
                              + "".join(f"; {note}" for note in notes))
@@ -556,6 +572,7 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
     counts = ParseCounts(read=n["read"], recognised=n["event"],
                          other=n["other"] + n["continuation"] - orphans_n,
                          quarantined=n["quarantine"] + orphans_n,
-                         continuation=n["continuation"] - orphans_n, notes=list(notes))
+                         continuation=n["continuation"] - orphans_n, untimed=n["untimed"],
+                         notes=list(notes))
     counts.check()
     return counts
