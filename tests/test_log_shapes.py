@@ -155,7 +155,7 @@ def test_a_kibana_copy_takes_its_display_time_for_a_bare_message():
 
 
 def test_cri_partial_lines_and_k9s_wrapped_rows_are_joined():
-    r = _events("multiline-wrapped.log")
+    r = _events("wrapped-multiline.log")
     assert [(e["line"], e["template"], e["raw"].count("\n")) for e in r.events] == [
         (1, "B-REBAL-2", 2), (5, "RDK-JOIN-0", 0), (7, "B-FAIL", 1)]
     assert r.events[0]["reason"] == \

@@ -377,32 +377,22 @@ def _raw(data: bytes | str) -> str:
     return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
-def _join_head(data: bytes | str) -> tuple[int, str, str, str] | None:
-    """(join index, key, line, text) when the line is a head of a `logs.joins` row."""
-    line = _line_text(data)
-    if line is None or not line:
+def _join_head(line: str, text: str) -> tuple[int, str] | None:
+    """(join index, key) when the line is a head of a `logs.joins` row (`line` as read,
+    `text` without its tool's prefix)."""
+    if _JOIN_HEADS.match(line) is None and (text is line or _JOIN_HEADS.match(text) is None):
         return None
-    text = None
-    if _JOIN_HEADS.match(line) is None:
-        text = strip_wrapper(line)
-        if text is line or _JOIN_HEADS.match(text) is None:
-            return None
     for i, j in enumerate(JOINS):
-        if j.on == "text" and text is None:
-            text = strip_wrapper(line)
         m = j.head_re.match(line if j.on == "line" else text)
         if m is not None:
-            return i, m.group(1), line, text if text is not None else strip_wrapper(line)
+            return i, m.group(1)
     return None
 
 
-def _join_tail(head: tuple[int, str, str, str], data: bytes | str) -> bool:
+def _join_tail(head: tuple[int, str], line: str, text: str) -> bool:
     """Whether the line is a tail of the head's join, with the same key."""
-    line = _line_text(data)
-    if line is None:
-        return False
     j = JOINS[head[0]]
-    m = j.tail_re.match(line if j.on == "line" else strip_wrapper(line))
+    m = j.tail_re.match(line if j.on == "line" else text)
     return m is not None and m.group(1) == head[1]
 
 
@@ -427,18 +417,24 @@ def parse_lines(lines: Iterable[bytes | str], file: str, counts: ParseCounts | N
         """(first line, kind, row, data, extra lines) per record, joins applied."""
         nonlocal group, group_join, head, chain, number
         for number, data in enumerate(lines, start=1):
-            linked = head is not None and _join_tail(head, data)
+            line = _line_text(data)
+            text = strip_wrapper(line) if line is not None else None
+            linked = head is not None and text is not None and _join_tail(head, line, text)
             chain = chain + 1 if linked else 0
             if group and (not linked or chain % MAX_JOIN_LINES == 0):
                 yield _flush(group, group_join)
                 group = []
-            head_now = _join_head(data) if len(data) else None
+            head_now = _join_head(line, text) if line else None
             if linked:
                 group.append((number, data))
             elif head_now is not None:
                 group, group_join = [(number, data)], head_now[0]
+            elif text is None:
+                row = _empty_row()
+                row["problem"] = "undecodable bytes"
+                yield number, "quarantine", row, data, 0
             else:
-                kind, row = classify_line(data)
+                kind, row = classify_text(text)
                 yield number, kind, row, data, 0
             head = head_now
         if group:
