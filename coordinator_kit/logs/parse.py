@@ -20,10 +20,10 @@ after a prefix some tool put in front of the line (docker compose, the CRI forma
    line, `... N more`) -> continuation, attached to the nearest record above it in the same
    file (no record above: the first such line is quarantined "truncated", the ones after it
    are attached to it);
-6. no layout, but the whole line is a known wording (`patterns.BARE_OK`: one with enough
+6. no layout, but it starts like one (a time stamp, a level, `%7|`) -> quarantine "truncated";
+7. no layout, but the whole line is a known wording (`patterns.BARE_OK`: one with enough
    fixed text) -> an event of layout MESSAGE with no time (a message pasted alone), or other
    for a known non-event wording; `ParseCounts.untimed` counts the events without a time;
-7. no layout, but it starts like one (a time stamp, a level, `%7|`) -> quarantine "truncated";
 8. anything else -> quarantine "unknown layout".
 
 Lines are split like Hadoop's LineReader (which Spark's text source uses): `\\n`, `\\r\\n`
@@ -365,11 +365,14 @@ def classify_text(text: str) -> tuple[str, dict[str, Any] | None]:
         return "other", None
     if _CONT.match(text):
         return "continuation", None
+    row = _empty_row()
+    if _HEAD.match(text):                 # starts like a record: cut short, no bare message
+        row["problem"] = "truncated"
+        return "quarantine", row
     found = _MESSAGE_MATCH(text)
     if found is not None and BARE_OK[found[0]]:         # a message alone, no layout
         return _record(BARE_LAYOUT, None, None, None, None, text, found=found)
-    row = _empty_row()
-    row["problem"] = "truncated" if _HEAD.match(text) else "unknown layout"
+    row["problem"] = "unknown layout"
     return "quarantine", row
 
 

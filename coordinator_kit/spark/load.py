@@ -276,10 +276,12 @@ def _classify_texts(s1: Any) -> Any:
     s4 = s4.select("*", F.when(no_layout, t.rlike(ALONE_OTHER_RE)).alias("alone"))
     s4 = s4.select("*", F.when(no_layout & ~col("alone"), t.rlike(CONTINUATION_RE))
                    .alias("cont"))
-    bare = no_layout & ~col("alone") & ~col("cont")
+    s4 = s4.select("*", F.when(no_layout & ~col("alone") & ~col("cont"), t.rlike(HEAD_RE))
+                   .alias("headlike"))
+    bare = no_layout & ~col("alone") & ~col("cont") & ~col("headlike")
     s5 = s4.select(
         "file", "line", "raw", "text", "c0", "lidx", "level0", "thread0", "jgroup",
-        "jmember", "cont", "alone", bare.alias("bare"),
+        "jmember", "cont", "alone", "headlike", bare.alias("bare"),
         F.when(bare, t).otherwise(col("msg")).alias("msg"),
         F.when(is_json, col("jcorrupt").isNull() & col("msg").isNotNull())
         .otherwise(lidx.isNotNull()).alias("is_record"),
@@ -306,7 +308,8 @@ def _classify_texts(s1: Any) -> Any:
     t2 = F.concat(col("msg"), F.lit(M.suffix))
     s6 = s5.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "msg", "level0", "logger0",
-        "thread0", "json_problem", "dated", "jgroup", "jmember", "cont", "alone", "bare",
+        "thread0", "json_problem", "dated", "jgroup", "jmember", "cont", "alone", "headlike",
+        "bare",
         _ts(F, col("date"), col("time"), col("frac"), col("tz"), col("epoch"), col("unit"))
         .alias("ts0"),
         F.when(rec | col("bare"), F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
@@ -315,7 +318,7 @@ def _classify_texts(s1: Any) -> Any:
                    .alias("mbucket"))
     s8 = s7.select("file", "line", "raw", "text", "c0", "is_record", "layout", "level0",
                    "logger0", "thread0", "json_problem", "dated", "ts0", "mbucket", "jgroup",
-                   "jmember", "cont", "alone", "bare",
+                   "jmember", "cont", "alone", "headlike", "bare",
                    F.when(col("mbucket").isNotNull(),
                           _bucket_case(F, M, t2, col("mbucket"))).alias("mp"))
     mp = col("mp")
@@ -325,7 +328,7 @@ def _classify_texts(s1: Any) -> Any:
 
     s9 = s8.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "level0", "logger0",
-        "thread0", "json_problem", "dated", "ts0", "cont", "alone", "bare",
+        "thread0", "json_problem", "dated", "ts0", "cont", "alone", "headlike", "bare",
         _alt_index(F, M, col("mbucket"), mp).alias("midx"),
         F.coalesce(slot("group"), slot("p_group"), col("jgroup")).alias("m_group"),
         F.coalesce(slot("member"), col("jmember")).alias("m_member"), slot("generation").alias("m_generation"),
@@ -363,7 +366,8 @@ def _classify_texts(s1: Any) -> Any:
                .when(rec, F.when(~matched & coord, "unknown message").when(bad_time, BAD_TIME))
                .when(c0 == _JSON, col("json_problem"))
                .when(col("alone") | cont | bare_known, F.lit(None))
-               .when(t.rlike(HEAD_RE), "truncated").otherwise("unknown layout"))
+               .when(F.coalesce(col("headlike"), t.rlike(HEAD_RE)), "truncated")
+               .otherwise("unknown layout"))
     client = (col("layout").isin(*CLIENT_LAYOUTS)
               | F.coalesce(logger.rlike(CLIENT_LOGGER_RE), F.lit(False)))
     s10 = s9.select("*", kind.alias("kc"), problem.alias("problem"), event.alias("event0"),
