@@ -502,7 +502,8 @@ def _join_records(texts: Any, classified: Any) -> Any:
 
 def load_lines(paths: PathsArg, spark: Any = None) -> Any:
     """Every physical line of `paths`, classified: the schema's columns plus `kind` (event,
-    other, continuation, quarantine). Lazy for the files Spark reads itself (small and
+    other, continuation, quarantine, or joined: a later line of a record of `logs.joins`,
+    whose row is its first line's). Lazy for the files Spark reads itself (small and
     compressed files are read by Python now: `spark.sources`). Notes on the input (symlinks,
     damaged or unreadable files) are said once as a LogInputWarning; `parse_logs` and
     `write_parsed` return them in their counts."""
