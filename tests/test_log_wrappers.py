@@ -76,10 +76,14 @@ def test_the_wrapped_sample_files():
     assert [(r["line"], r["problem"]) for r in compose.quarantine] == \
         [(12, "unknown layout"), (13, "unknown message")]
     cri = parse_paths(DATA / "wrapped-cri.log")
-    assert [r["layout"] for r in cri.events] == ["LOG4J", "SPRINGBOOT", "RDK-STDERR", "JSON"]
-    # a partial (P) line is not joined with the rest of its record yet: quarantined, cut short
-    assert [(r["line"], r["problem"]) for r in cri.quarantine] == [(6, "truncated"),
-                                                                   (8, "truncated")]
+    assert [r["layout"] for r in cri.events] == ["LOG4J", "SPRINGBOOT", "RDK-STDERR", "JSON",
+                                                  "LOG4J"]
+    # a partial (P) line is joined with the rest of its record (logs.joins CRI-PARTIAL)
+    joined = cri.events[4]
+    assert (joined["line"], joined["event"], joined["reason"]) == (
+        6, "rebalance_started", "Adding new member consumer-1-bbbb with group instance id None")
+    assert joined["raw"].count("\n") == 1 and cri.counts.continuation == 1
+    assert [(r["line"], r["problem"]) for r in cri.quarantine] == [(8, "truncated")]
     k9s = parse_paths(DATA / "wrapped-k9s.log")
     assert [r["layout"] for r in k9s.events] == ["LOG4J", "LOGBACK", "PY-DASHED"]
     assert k9s.counts.other == 1 and k9s.counts.quarantined == 0

@@ -73,11 +73,13 @@ def test_shapes_group_count_and_order_the_quarantine():
 
 
 def test_the_sample_logs_unknown_coordinator_lines_are_flagged():
-    """tests/data/logs holds three coordinator lines of wordings nobody knows (one of them
-    behind docker compose's prefix): all flagged."""
+    """tests/data/logs holds six coordinator lines of wordings nobody knows (one of them
+    behind docker compose's prefix, one from Confluent.Kafka's console logger, one from
+    kafka-python in another format, one a java.util.logging record of two lines): all
+    flagged."""
     shapes = quarantine_shapes(parse_paths(DATA).quarantine)
     flagged = [s for s in shapes if s.coordination and s.problem == "unknown message"]
-    assert len(flagged) == 3
+    assert len(flagged) == 6
     assert sum(s.count for s in shapes) == parse_paths(DATA).counts.quarantined
 
 

@@ -85,3 +85,47 @@ def test_every_sample_line_wrapped_by_every_tool_gives_the_python_rows(spark, tm
     assert collect(parsed.events) == naive(expected.events)
     assert collect(parsed.quarantine) == naive(expected.quarantine)
     assert parsed.counts().read == expected.counts.read
+
+
+def test_joined_records_and_twelve_hour_times_are_the_python_parsers(spark, tmp_path):
+    """logs.joins in Spark: a CRI chain longer than MAX_JOIN_LINES (cut into records of 8
+    lines), java.util.logging times on the 12-hour clock (12 AM is 0 h; 0 and 13 o'clock are
+    no time), a JUL record through docker compose with a stack trace after it, Kibana display
+    times alone and before a blank line, .NET heads with and without their message line, a
+    file ending without a newline: the same rows and counts as the Python parser."""
+    from spark_rows import collect, naive
+
+    from coordinator_kit.spark.load import parse_logs, write_parsed
+
+    stamp = "2026-11-25T10:00:00.000000000Z stdout "
+    text = ("[2026-11-25 10:00:00,000] INFO [GroupCoordinator 2]: Member m-1 in group g has "
+            "failed, removing it from the group (kafka.coordinator.group.GroupCoordinator)")
+    pieces = [text[i:i + 10] for i in range(0, len(text), 10)]
+    (tmp_path / "long.log").write_text("\n".join(
+        stamp + ("F " if k == len(pieces) - 1 else "P ") + p for k, p in enumerate(pieces)))
+    jul = []
+    for clock in ("12:30:00 AM", "12:00:00 PM", "0:10:00 AM", "13:00:00 PM", "1:02:03 PM"):
+        jul += [f"Nov 25, 2026 {clock} org.apache.kafka.clients.consumer.internals."
+                "ConsumerCoordinator onJoinPrepare",
+                "INFO: [Consumer clientId=c-1, groupId=g] (Re-)joining group"]
+    jul += ["kafka-1  | Nov 25, 2026 2:00:00 AM org.apache.kafka.clients.consumer.internals."
+            "ConsumerCoordinator onJoinPrepare",
+            "kafka-1  | INFO: [Consumer clientId=c-1, groupId=g] (Re-)joining group",
+            "kafka-1  | \tat x.y(Z.java:1)", "Feb 30, 2026 1:00:00 AM a.B c", "INFO: x"]
+    (tmp_path / "jul.log").write_text("\n".join(jul) + "\n")
+    (tmp_path / "kib.log").write_text("\n".join([
+        "Nov 5, 2026 @ 23:59:59.999",
+        "Member m-1 in group g has failed, removing it from the group",
+        "Nov 5, 2026 @ 23:59:59.999", "", "info: A.B[0]",
+        '      [CGRP] rdkafka#consumer-1: Group "g": leave (in state up)', "      second line",
+        "\tat foo", "info: A.B[0]"]))
+    expected = parse_paths(tmp_path)
+    assert expected.counts.continuation > 10 and expected.counts.untimed == 1
+    parsed = parse_logs(tmp_path, spark)
+    assert collect(parsed.events) == naive(expected.events)
+    assert collect(parsed.quarantine) == naive(expected.quarantine)
+    assert parsed.counts() == expected.counts
+    counts = write_parsed(tmp_path, tmp_path / "out", spark)
+    assert counts == type(expected.counts)(**{**expected.counts.__dict__, "by_problem": {}})
+    events = spark.read.parquet(str(tmp_path / "out" / "events.parquet"))
+    assert collect(events) == naive(expected.events)

@@ -160,9 +160,9 @@ def load(paths: str | Path | Iterable[str | Path], spark: Any = None) -> LoadedL
             problems[problem] = problems.get(problem, 0) + n
     records = lines.where(F.col("kind").isin("event", "quarantine"))
     orphans_n = 0
-    if kinds.get("continuation"):
+    if kinds.get("continuation"):      # (rows of kind `joined`, logs.joins, extend the runs)
         records, orphans = attach_continuations(
-            records, lines.where(F.col("kind") == "continuation"))
+            records, lines.where(F.col("kind").isin("continuation", "joined")))
         records = records.localCheckpoint(eager=True)
         orphans = orphans.localCheckpoint(eager=True)
         orphans_n = orphans.count()
@@ -173,11 +173,13 @@ def load(paths: str | Path | Iterable[str | Path], spark: Any = None) -> LoadedL
     else:
         quarantine = records.where(F.col("kind") == "quarantine").drop("kind")
     events = records.where(F.col("kind") == "event").drop("kind")
-    cont = kinds.get("continuation", 0)
+    cont = kinds.get("continuation", 0) + kinds.get("joined", 0)
+    untimed = events.where(F.col("ts").isNull()).count() if kinds.get("event") else 0
     counts = ParseCounts(read=sum(kinds.values()), recognised=kinds.get("event", 0),
                          other=kinds.get("other", 0) + cont - orphans_n,
                          quarantined=kinds.get("quarantine", 0) + orphans_n,
-                         continuation=cont - orphans_n, by_problem=dict(sorted(problems.items())))
+                         continuation=cont - orphans_n, untimed=untimed,
+                         by_problem=dict(sorted(problems.items())))
     counts.check()
     return LoadedLogs(lines, events, quarantine, counts)
 

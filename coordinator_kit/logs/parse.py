@@ -21,7 +21,10 @@ after a prefix some tool put in front of the line (docker compose, the CRI forma
    file (no record above: the first such line is quarantined "truncated", the ones after it
    are attached to it);
 6. no layout, but it starts like one (a time stamp, a level, `%7|`) -> quarantine "truncated";
-7. anything else -> quarantine "unknown layout".
+7. no layout, but the whole line is a known wording (`patterns.BARE_OK`: one with enough
+   fixed text) -> an event of layout MESSAGE with no time (a message pasted alone), or other
+   for a known non-event wording; `ParseCounts.untimed` counts the events without a time;
+8. anything else -> quarantine "unknown layout".
 
 Lines are split like Hadoop's LineReader (which Spark's text source uses): `\\n`, `\\r\\n`
 and `\\r` end a line; a final line without terminator counts; a leading U+FEFF is dropped (and
@@ -47,8 +50,9 @@ from typing import IO, Any
 from .fields import COLUMN_NAMES
 from .inputs import (KIT_DATA_FILES, InputNote, LogFile, damage_note, kit_data_file,
                      open_log, scan_inputs)
+from .joins import ALONE_OTHER_RE, HEADS_RE, JOINS, MAX_JOIN_LINES, MONTHS
 from .wrappers import strip_wrapper
-from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, END, HEAD_RE, JSON_KEYS, LAYOUTS,
+from .patterns import (BARE_LAYOUT, BARE_OK, BLANK_RE, CONTINUATION_RE, CONTROL_RE, END, HEAD_RE, JSON_KEYS, LAYOUTS,
                        LAYOUT_CLASSIFIER, MESSAGE_CLASSIFIER, MESSAGE_ENTRIES,
                        is_coordination_logger, normalise_level, source_of)
 
@@ -62,6 +66,8 @@ _CONTROL = re.compile(CONTROL_RE)
 _BLANK = re.compile(BLANK_RE)
 _CONT = re.compile(CONTINUATION_RE)
 _HEAD = re.compile(HEAD_RE)
+_JOIN_HEADS = re.compile(HEADS_RE)
+_ALONE_OTHER = re.compile(ALONE_OTHER_RE)
 # a JSON time stamp: ISO 8601 (T or space, . or , before the fraction) or a number (epoch)
 JSON_TS_RE = ("^([0-9]{4}-[0-9]{2}-[0-9]{2})[T ]([0-9]{2}:[0-9]{2}:[0-9]{2})(?:[.,]([0-9]{1,9}))?"
               "(Z|[+-][0-9]{2}:?[0-9]{2})?" + END)
@@ -94,14 +100,19 @@ class ParseCounts:
     other: int = 0            # other records, blank lines and continuation lines
     quarantined: int = 0
     continuation: int = 0     # of `other`: lines attached to the record above
+    untimed: int = 0          # of `recognised`: events whose line gives no time (ts NULL)
     by_problem: dict[str, int] = field(default_factory=dict)
     # what was decided about the input, by name (logs.inputs): folders followed, files
     # skipped, not read or read in part; the same in both engines
     notes: list[InputNote] = field(default_factory=list)
 
     def summary(self) -> str:
-        return (f"parsed {self.read} lines: {self.recognised} recognised, {self.quarantined} "
+        text = (f"parsed {self.read} lines: {self.recognised} recognised, {self.quarantined} "
                 f"quarantined, {self.other} other")
+        if self.untimed:
+            text += (f"; {self.untimed} of the events have no time stamp (their lines give "
+                     "none; they keep their file and line order)")
+        return text
 
     def notes_text(self) -> list[str]:
         """One line per note (empty when every file was read whole)."""
@@ -147,9 +158,34 @@ def _int(value: str | None, bounds: tuple[int, int] = _INT32) -> int | None:
 @lru_cache(maxsize=4096)
 def _base_ts(date: str, time: str) -> datetime | None:
     # by position: `2024-05-01` and Go's `2024/05/01` alike (the Spark loader translates / to -)
+    if date[:1].isalpha() or time.endswith("M"):
+        return _named_ts(date, time)
     try:
         return datetime(int(date[0:4]), int(date[5:7]), int(date[8:10]), int(time[0:2]),
                         int(time[3:5]), int(time[6:8]), tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def _named_ts(date: str, time: str) -> datetime | None:
+    """`Nov 25, 2026` and `10:00:00 AM` (java.util.logging, Kibana): month names and the
+    12-hour clock, read as spark.load._ts reads them (1 to 12 o'clock, 12 AM is 0 h)."""
+    try:
+        if date[:1].isalpha():
+            at = MONTHS.find(date[:3])
+            if at < 0 or at % 3:
+                return None
+            day, year = date[4:].split(", ")
+            y, m, d = int(year), at // 3 + 1, int(day)
+        else:
+            y, m, d = int(date[0:4]), int(date[5:7]), int(date[8:10])
+        clock = time.split(" ")[0]
+        hour = int(clock.split(":")[0])
+        if time.endswith(("AM", "PM")):
+            if not 1 <= hour <= 12:
+                return None
+            hour = hour % 12 + (12 if time.endswith("PM") else 0)
+        return datetime(y, m, d, hour, int(clock[-5:-3]), int(clock[-2:]), tzinfo=timezone.utc)
     except ValueError:
         return None
 
@@ -221,7 +257,7 @@ _ROW_TEMPLATE = dict.fromkeys(COLUMN_NAMES)
 
 def _record(layout: str, ts: datetime | None, level: str | None, logger: str | None,
             thread: str | None, msg: str, dated: bool = False, group0: str | None = None,
-            member0: str | None = None) -> tuple[str, dict[str, Any] | None]:
+            member0: str | None = None, found: Any = None) -> tuple[str, dict[str, Any] | None]:
     """Classify a record's message; returns (kind, row); no row for an `other` line.
 
     `dated`: the record carries a time stamp; when it gives no time (not a real date, or out
@@ -229,12 +265,12 @@ def _record(layout: str, ts: datetime | None, level: str | None, logger: str | N
     record's own fields for them (a JSON line's groupId, memberId), used when the message
     names none."""
     logger = logger or None
-    found = _MESSAGE_MATCH(msg)
+    found = found or _MESSAGE_MATCH(msg)
     if found is None:
         if not is_coordination_logger(logger):
             return "other", None
         row = _ROW_TEMPLATE.copy()
-        row.update(ts=ts, level=normalise_level(level), logger=logger, thread=thread or None,
+        row.update(ts=ts, level=normalise_level(level, logger), logger=logger, thread=thread or None,
                    layout=layout, source=source_of(logger, layout), problem="unknown message")
         return "quarantine", row
     i, (group, member, generation, state, reason, partition, epoch, duration_ms, p_group,
@@ -244,11 +280,11 @@ def _record(layout: str, ts: datetime | None, level: str | None, logger: str | N
         return "other", None
     if dated and ts is None:
         row = _ROW_TEMPLATE.copy()
-        row.update(level=normalise_level(level), logger=logger, thread=thread or None,
+        row.update(level=normalise_level(level, logger), logger=logger, thread=thread or None,
                    layout=layout, source=entry.source, problem=BAD_TIME)
         return "quarantine", row
     row = _ROW_TEMPLATE.copy()
-    row.update(ts=ts, level=normalise_level(level), logger=logger, thread=thread or None,
+    row.update(ts=ts, level=normalise_level(level, logger), logger=logger, thread=thread or None,
                layout=layout, source=entry.source, event=entry.event, template=entry.id,
                group=group or p_group or group0 or None, member=member or member0 or None,
                generation=_int(generation),
@@ -267,21 +303,32 @@ def _empty_row() -> dict[str, Any]:
     return dict.fromkeys(COLUMN_NAMES)
 
 
-def classify_line(data: bytes | str) -> tuple[str, dict[str, Any] | None]:
-    """(kind, row) for one physical line; the row lacks raw/file/line (the caller adds them),
-    and is None for other and continuation lines (they keep no columns)."""
+def _line_text(data: bytes | str) -> str | None:
+    """The line as text, without a leading BOM; None when its bytes are not UTF-8."""
     if isinstance(data, bytes):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            row = _empty_row()
-            row["problem"] = "undecodable bytes"
-            return "quarantine", row
+            return None
     else:
         text = data
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    text = strip_wrapper(text)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def classify_line(data: bytes | str) -> tuple[str, dict[str, Any] | None]:
+    """(kind, row) for one physical line; the row lacks raw/file/line (the caller adds them),
+    and is None for other and continuation lines (they keep no columns)."""
+    line = _line_text(data)
+    if line is None:
+        row = _empty_row()
+        row["problem"] = "undecodable bytes"
+        return "quarantine", row
+    return classify_text(strip_wrapper(line))
+
+
+def classify_text(text: str) -> tuple[str, dict[str, Any] | None]:
+    """classify_line for a decoded text whose tool prefix is stripped (a joined record's
+    text: logs.joins)."""
     if _CONTROL.search(text):
         row = _empty_row()
         row["problem"] = "undecodable bytes"
@@ -314,10 +361,18 @@ def classify_line(data: bytes | str) -> tuple[str, dict[str, Any] | None]:
             logger = _LOGGER_PREFIX[i] + logger
         return _record(_LAYOUT_ID[i], make_ts(date, time, frac, tz, epoch), level, logger,
                        thread, msg or "", bool(epoch or (date and time)))
+    if _ALONE_OTHER.match(text):                        # a display time, nothing after it
+        return "other", None
     if _CONT.match(text):
         return "continuation", None
     row = _empty_row()
-    row["problem"] = "truncated" if _HEAD.match(text) else "unknown layout"
+    if _HEAD.match(text):                 # starts like a record: cut short, no bare message
+        row["problem"] = "truncated"
+        return "quarantine", row
+    found = _MESSAGE_MATCH(text)
+    if found is not None and BARE_OK[found[0]]:         # a message alone, no layout
+        return _record(BARE_LAYOUT, None, None, None, None, text, found=found)
+    row["problem"] = "unknown layout"
     return "quarantine", row
 
 
@@ -325,19 +380,72 @@ def _raw(data: bytes | str) -> str:
     return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
+def _join_head(line: str, text: str) -> tuple[int, str] | None:
+    """(join index, key) when the line is a head of a `logs.joins` row (`line` as read,
+    `text` without its tool's prefix)."""
+    if _JOIN_HEADS.match(line) is None and (text is line or _JOIN_HEADS.match(text) is None):
+        return None
+    for i, j in enumerate(JOINS):
+        m = j.head_re.match(line if j.on == "line" else text)
+        if m is not None:
+            return i, m.group(1)
+    return None
+
+
+def _join_tail(head: tuple[int, str], line: str, text: str) -> bool:
+    """Whether the line is a tail of the head's join, with the same key."""
+    j = JOINS[head[0]]
+    m = j.tail_re.match(line if j.on == "line" else text)
+    return m is not None and m.group(1) == head[1]
+
+
 def parse_lines(lines: Iterable[bytes | str], file: str, counts: ParseCounts | None = None
                 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield (kind, row) for the events and quarantined records of one file, in line order.
 
-    Continuation lines are appended to the raw text of the record above them; a record is
-    yielded once its continuation lines are known.
+    Records spread over several lines (`logs.joins`) are joined first; continuation lines
+    are appended to the raw text of the record above them; a record is yielded once its
+    continuation lines are known.
     """
     counts = counts if counts is not None else ParseCounts()
     seen_record = False                    # a record above (continuations attach to it)
     pending: tuple[str, dict[str, Any]] | None = None     # the last event/quarantine record
     number = 0
-    for number, data in enumerate(lines, start=1):
-        kind, row = classify_line(data)
+    group: list[tuple[int, bytes | str]] = []     # the lines of one join record, so far
+    group_join = 0
+    head: tuple[int, str, str, str] | None = None  # the previous line's join head
+    chain = 0                              # the line's place in its chain of linked lines
+
+    def records() -> Iterator[tuple[int, str, dict[str, Any] | None, bytes | str, int]]:
+        """(first line, kind, row, data, extra lines) per record, joins applied."""
+        nonlocal group, group_join, head, chain, number
+        for number, data in enumerate(lines, start=1):
+            line = _line_text(data)
+            text = strip_wrapper(line) if line is not None else None
+            linked = head is not None and text is not None and _join_tail(head, line, text)
+            chain = chain + 1 if linked else 0
+            if group and (not linked or chain % MAX_JOIN_LINES == 0):
+                yield _flush(group, group_join)
+                group = []
+            head_now = _join_head(line, text) if line else None
+            if linked:
+                group.append((number, data))
+            elif head_now is not None:
+                group, group_join = [(number, data)], head_now[0]
+            elif text is None:
+                row = _empty_row()
+                row["problem"] = "undecodable bytes"
+                yield number, "quarantine", row, data, 0
+            else:
+                kind, row = classify_text(text)
+                yield number, kind, row, data, 0
+            head = head_now
+        if group:
+            yield _flush(group, group_join)
+
+    for first, kind, row, data, extra in records():
+        counts.other += extra
+        counts.continuation += extra
         if kind == "continuation":
             if seen_record:
                 counts.other += 1
@@ -355,9 +463,11 @@ def parse_lines(lines: Iterable[bytes | str], file: str, counts: ParseCounts | N
             counts.other += 1
             continue
         assert row is not None
-        row["raw"], row["file"], row["line"] = _raw(data), file, number
+        row["raw"], row["file"], row["line"] = _raw(data), file, first
         if kind == "event":
             counts.recognised += 1
+            if row["ts"] is None:
+                counts.untimed += 1
         else:
             counts.quarantined += 1
             counts.by_problem[row["problem"]] = counts.by_problem.get(row["problem"], 0) + 1
@@ -365,6 +475,19 @@ def parse_lines(lines: Iterable[bytes | str], file: str, counts: ParseCounts | N
     counts.read += number
     if pending is not None:
         yield pending
+
+
+def _flush(group: list[tuple[int, bytes | str]], join: int
+           ) -> tuple[int, str, dict[str, Any] | None, bytes | str, int]:
+    """One record of a join's lines (one line: classified alone)."""
+    if len(group) == 1:
+        number, data = group[0]
+        kind, row = classify_line(data)
+        return number, kind, row, data, 0
+    texts = [strip_wrapper(_line_text(d) or "") for _, d in group]
+    kind, row = classify_text(JOINS[join].sep.join(texts))
+    raw = "\n".join(_raw(d) for _, d in group)
+    return group[0][0], kind, row, raw, len(group) - 1
 
 
 def iter_lines(stream: IO[bytes], chunk_size: int = 1 << 22) -> Iterator[bytes]:

@@ -46,10 +46,10 @@ from .fields import EXTRA_EVENTS, PLACEHOLDER_COLUMNS, TEMPLATE_OVERRIDES
 from .wordings import WORDINGS, Wording
 
 __all__ = ["SEP", "Classifier", "Alternative", "LAYOUTS", "LAYOUT_IDS", "LAYOUT_CLASSIFIER",
-           "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "MessageEntry", "PLACEHOLDER_REGEX",
+           "MESSAGE_CLASSIFIER", "MESSAGE_ENTRIES", "BARE_LAYOUT", "BARE_MIN_FIXED", "BARE_OK", "MessageEntry", "PLACEHOLDER_REGEX",
            "LAYOUT_SLOTS", "MESSAGE_SLOTS", "LOG4J_HEAD_RE", "LOG4J_TAIL_RE", "message_entries", "message_classifier", "PREFIXES", "CONTROL_RE", "CONTINUATION_RE", "HEAD_RE",
            "BLANK_RE", "COORDINATION_LOGGER_RE", "CLIENT_LOGGER_RE", "CLIENT_LAYOUTS",
-           "LEVEL_ALIASES", "JSON_KEYS", "JSON_KEY_MAPS", "END", "EVENT_NAMES", "template_regex", "is_coordination_logger",
+           "LEVEL_ALIASES", "LOGGER_LEVELS", "JSON_KEYS", "JSON_KEY_MAPS", "END", "EVENT_NAMES", "template_regex", "is_coordination_logger",
            "source_of", "normalise_level", "regex_escape"]
 
 SEP = "\x01"          # separates the fields a per-alternative regexp_replace writes
@@ -451,6 +451,17 @@ LAYOUTS: tuple[Layout, ...] = (
     Layout("PY-ASCTIME", _D + " " + _T + "," + _F + " +" + _LEVEL
            + r" +(?P<logger>" + _DOTTED_LOWER + r")(?::| -)? " + _MSG,
            "Python `%(asctime)s %(levelname)s %(name)s %(message)s` (lower-case module names)"),
+    # -- more Python logging formats (logging.Formatter strings met in public programs) --
+    Layout("PY-BRACKET-NAME", r"\[" + _D + " " + _T + "[,.]" + _F + r"\] " + _LEVEL + r" \["
+           + _PYLOGGER + r"\] " + _MSG,
+           "Python `[%(asctime)s] %(levelname)s [%(name)s] %(message)s`"),
+    Layout("PY-LEVEL-BRACKET", _D + " " + _T + "[,.]" + _F + r" \[" + _LEVEL + r"\] "
+           + _PYLOGGER + ": " + _MSG,
+           "Python `%(asctime)s [%(levelname)s] %(name)s: %(message)s`"),
+    Layout("PY-NAME-LEVEL", _D + " " + _T + "," + _F + " " + _PYLOGGER + " +" + _LEVEL
+           + " +" + _MSG,
+           "Python `%(asctime)s %(name)-12s %(levelname)-8s %(message)s` (the logging "
+           "cookbook's file format, with the default date format)"),
     Layout("LOG4J-CLASSLINE", _D + " " + _T + " +" + _LEVEL + " +" + _JLOGGER + ":[0-9]+ - "
            + _MSG, "log4j `%d{yyyy-MM-dd HH:mm:ss} %-5p %c{1}:%L - %m%n`"),
     Layout("LOG4J-SHORT", _D + " " + _T + " +" + _LEVEL + " +" + _JLOGGER + " - " + _MSG,
@@ -471,12 +482,34 @@ LAYOUTS: tuple[Layout, ...] = (
     Layout("RDK-PIPE", r"(?P<level>[0-7])\|" + _D + " " + _T + r"\." + _F
            + r"\|[^|\x00]*\|(?P<logger>[A-Z0-9_]+)\| +" + _RDK_THREAD + _MSG,
            "librdkafka `7|yyyy-mm-dd hh:mm:ss.mmm|<handle>|FAC| msg`", "rdkafka."),
+    Layout("DOTNET-RDK", r"(?P<level>Emergency|Alert|Critical|Error|Warning|Notice|Info|Debug)"
+           r"\|" + _D + " " + _T + r"\." + _F + r"\|[^|\x00]*\|(?P<logger>[A-Z0-9_]+)\| "
+           + _RDK_THREAD + _MSG,
+           "Confluent.Kafka's (.NET) `Loggers.ConsoleLogger`, librdkafka's log through "
+           "`SetLogHandler`: `{Level}|{yyyy-MM-dd HH:mm:ss.fff}|{Name}|{Facility}| {Message}`, "
+           "the level a `SyslogLevel` name (confluent-kafka-dotnet src/Confluent.Kafka/"
+           "Loggers.cs)", "rdkafka."),
     Layout("RDK-SYSLOG", r"(?P<epoch>[0-9]+(?:\.[0-9]+)?) RDKAFKA-(?P<level>[0-7])-"
            r"(?P<logger>[A-Z0-9_]+): [^:\x00]*: " + _RDK_THREAD + _MSG,
            "librdkafka syslog `<sec.usec> RDKAFKA-<lvl>-<FAC>: <handle>: [thrd:..]: msg`",
            "rdkafka."),
+    # -- records of two physical lines, joined by logs.joins (never a single line: the "\n") --
+    Layout("JUL", r"(?P<date>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{2}, "
+           r"[0-9]{4}) (?P<time>[0-9]{1,2}:[0-9]{2}:[0-9]{2} [AP]M) " + _JLOGGER
+           + r"(?: [^ \n\x00]+)?\n(?P<level>SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST): "
+           + _MSG, "java.util.logging's SimpleFormatter default, two lines: `Nov 25, 2026 "
+           "10:00:00 AM <class> <method>` then `INFO: <message>` (logs.joins JUL)"),
+    Layout("DOTNET-CONSOLE", "(?:" + _D + "[ T]" + _T + "(?:[.,]" + _F + ")? )?"
+           r"(?P<level>trce|dbug|info|warn|fail|crit): (?P<logger>[^ \[\x00]+)\[-?[0-9]+\]"
+           r"\n      " + _MSG, ".NET's Microsoft.Extensions.Logging console, two lines: "
+           "`info: <category>[<event id>]` then the message indented by 6 spaces "
+           "(logs.joins DOTNET-CONSOLE)"),
+    Layout("KIBANA", r"(?P<date>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{1,2}, "
+           r"[0-9]{4}) @ " + _T + r"\.(?P<frac>[0-9]{3})\n" + _MSG,
+           "a Kibana Discover copy, two lines: the display time `Nov 25, 2026 @ "
+           "10:00:00.123`, then the message (logs.joins KIBANA)"),
 )
-LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON",)
+LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON", "MESSAGE")
 # LOG4J (the first layout, and the kit's own) cut in two for the Spark loader's fast path:
 # the head up to the message (date, time, frac, level; the run of spaces after the level) and
 # the tail after the message's last " (" (logger, optional `:line`, `)`). A line matches LOG4J
@@ -515,9 +548,14 @@ JSON_KEY_MAPS: dict[str, dict[str, tuple[str, ...]]] = {
                            "msg": ("message",)},
     # pino (time in epoch milliseconds, numeric levels 10-60, msg)
     "pino": {"ts": ("time",), "level": ("level",), "logger": ("name",), "msg": ("msg",)},
-    # other common shapes: `ts` (zap, structlog), `severity` (Google Cloud Logging),
+    # node-rdkafka's `event.log` objects ({severity, fac, message}: Blizzard/node-rdkafka
+    # src/callbacks.cc, EVENT_LOG) written with JSON.stringify: librdkafka's syslog level,
+    # facility and message
+    "node-rdkafka": {"level": ("severity",), "logger": ("fac",), "msg": ("message",)},
+    # other common shapes: `ts` (zap, structlog), `severity` (Google Cloud Logging: the key
+    # node-rdkafka's map names),
     # `thread`, `group_id`/`member_id` (snake-case clients)
-    "other": {"ts": ("ts", "time"), "level": ("severity",), "logger": ("logger",),
+    "other": {"ts": ("ts", "time"), "logger": ("logger",),
               "thread": ("thread",), "group": ("group_id",), "member": ("member_id",)},
 }
 
@@ -660,7 +698,8 @@ def _prefix_regex(text: str) -> str:
              "group": r"(?P<p_group>[^\]\x00]*)", "tp": r"[^ \x00]+",
              "thread": r"[^\]\x00]+", "instance": r"[^,\x00]*", "facility": "[A-Z0-9_]+",
              "handle": r"[^\]\x00]*", "dir": r"[^\]\x00]+", "id": "[0-9]+",
-             "consumer": r"[^\]\x00]+", "rdbroker": r"[^ \x00/]+/[A-Za-z0-9_]+"}
+             "consumer": r"[^\]\x00]+", "rdbroker": r"[^ \x00/]+/[A-Za-z0-9_]+",
+             "rdkname": r"[^ :\]\x00]+"}
     out = []
     for literal, name, _, _ in string.Formatter().parse(text):
         out.append(regex_escape(literal))
@@ -681,6 +720,10 @@ FOREIGN_PREFIXES = (
     "{facility} [{handle}] [thrd:{thread}]: ",                 # confluent-kafka-python logger=
     "[thrd:{thread}]: ",                                       # librdkafka in another layout
     "[Worker clientId={client}, groupId={group}] ",            # Kafka Connect's workers
+    # Confluent.Kafka's LogMessage forwarded to a .NET ILogger as `[{Facility}] {Name}:
+    # {Message}` (a common LoggerMessage template in .NET hosts), librdkafka's message after it
+    "[{facility}] {rdkname}: [thrd:{thread}]: ",
+    "[{facility}] {rdkname}: ",
 )
 PREFIXES: tuple[str, ...] = tuple(dict.fromkeys(
     [p for p in CATALOGUE_PREFIXES.values() if p] + list(FOREIGN_PREFIXES)))
@@ -736,6 +779,19 @@ def message_classifier(entries: Iterable[MessageEntry]) -> Classifier:
 MESSAGE_ENTRIES: tuple[MessageEntry, ...] = tuple(message_entries())
 MESSAGE_CLASSIFIER = message_classifier(MESSAGE_ENTRIES)
 
+# A line that is only a message, with no layout around it (a message copied out of a log
+# viewer or a chat: `Member consumer-1-... in group g has failed, removing it from the group`)
+# is read as an event of layout BARE_LAYOUT with no time (ts NULL, kept in file and line
+# order), when the whole line is a wording of the catalogue or WORDINGS. Only wordings with
+# at least BARE_MIN_FIXED characters of fixed text count: shorter ones ("Rebalance started",
+# "Transition from {a} to {b}.") are common in other programs' output, and with no logger to
+# say which program wrote the line they would turn other text into events.
+BARE_LAYOUT = "MESSAGE"
+BARE_MIN_FIXED = 24
+BARE_OK: tuple[bool, ...] = tuple(
+    sum(len(lit) for lit, _, _, _ in string.Formatter().parse(e.text)) >= BARE_MIN_FIXED
+    for e in MESSAGE_ENTRIES)
+
 EVENT_NAMES: tuple[str, ...] = tuple(sorted({t.event for t in TEMPLATES.values()}
                                             | set(EXTRA_EVENTS)))
 
@@ -779,6 +835,8 @@ CLIENT_LOGGER_RE = ("^(?:org\\.apache\\.kafka\\.clients\\.|o\\.a\\.k\\.c(?:lient
                     "|o\\.a\\.k\\.clients\\.|kafka\\.(?:coordinator|consumer|conn|client|cluster"
                     "|producer)(?:\\.|" + END + ")|rdkafka\\.)")
 CLIENT_LAYOUTS = ("PY-BRACKET", "PY-DASHED", "PY-COLON", "PY-ASCTIME", "PY-BASIC", "GO-STD",
+                  "PY-BRACKET-NAME", "PY-LEVEL-BRACKET", "PY-NAME-LEVEL", "DOTNET-RDK",
+                  "DOTNET-CONSOLE",
                   "SLF4J-SIMPLE",
                   "RDK-STDERR",
                   "RDK-PIPE", "RDK-SYSLOG", "LOGBACK", "LOGBACK-DEFAULT", "SPRINGBOOT")
@@ -789,6 +847,17 @@ LEVEL_ALIASES: dict[str, str] = {
     "0": "FATAL", "1": "FATAL", "2": "FATAL", "3": "ERROR", "4": "WARN", "5": "INFO",
     "6": "INFO", "7": "DEBUG",
     "10": "DEBUG", "20": "INFO", "30": "INFO", "40": "WARN", "50": "ERROR", "60": "FATAL",
+    # syslog names (Confluent.Kafka's SyslogLevel), .NET's console abbreviations
+    # (Microsoft.Extensions.Logging's SimpleConsoleFormatter: trce dbug info warn fail crit)
+    "EMERGENCY": "FATAL", "ALERT": "FATAL", "TRCE": "TRACE", "DBUG": "DEBUG", "FAIL": "ERROR",
+    "CONFIG": "DEBUG",      # java.util.logging's CONFIG lies between INFO and FINE
+}
+# Numeric levels that mean something else for one logger: kafkajs' `logLevel` numbers
+# (tulios/kafkajs src/loggers/index.js: NOTHING 0, ERROR 1, WARN 2, INFO 4, DEBUG 5), which a
+# custom logCreator writes as `level` next to kafkajs' own `logger: 'kafkajs'`; to syslog
+# (LEVEL_ALIASES) 1 and 2 would be FATAL, 4 WARN, 5 INFO.
+LOGGER_LEVELS: dict[str, dict[str, str]] = {
+    "kafkajs": {"1": "ERROR", "2": "WARN", "4": "INFO", "5": "DEBUG"},
 }
 
 _COORD = re.compile(COORDINATION_LOGGER_RE)
@@ -806,9 +875,13 @@ def source_of(logger: str | None, layout: str | None) -> str:
     return "broker"
 
 
-def normalise_level(level: str | None) -> str | None:
+def normalise_level(level: str | None, logger: str | None = None) -> str | None:
     if not level:
         return None
+    if logger in LOGGER_LEVELS:
+        own = LOGGER_LEVELS[logger].get(level)
+        if own is not None:
+            return own
     up = level.upper()
     return LEVEL_ALIASES.get(up, up)
 

@@ -208,6 +208,7 @@ def parser_patterns() -> dict[str, tuple[str, str]]:
     from . import parse as _parse
     from . import patterns as P
     from . import quarantine as Q
+    from . import joins as J
     from . import wrappers as W
 
     out = {
@@ -226,6 +227,8 @@ def parser_patterns() -> dict[str, tuple[str, str]]:
         "WRAPPER_RE": (W.WRAPPER_RE, "search"),
         "K9S_TRIM_RE": (W.K9S_TRIM_RE, "search"),
         **{f"SHAPE_RULES.{r.name}": (r.regex, "search") for r in Q.SHAPE_RULES},
+        "HEADS_RE": (J.HEADS_RE, "search"),
+        **{f"JOINS.{j.name}.tail": (j.tail, "search") for j in J.JOINS},
     }
     for name, (rx, how) in list(out.items()):
         re.compile(rx)

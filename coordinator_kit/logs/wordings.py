@@ -353,6 +353,24 @@ WORDINGS: tuple[Wording, ...] = (
     _c("RDK-HB-ERR-1", "heartbeat_failed", "librdkafka", "all",
        "Group \"{group}\" heartbeat error response in state {cgrp_state} (join-state "
        "{join_state}, {count} partition(s) assigned): {reason}"),
+    # -- more librdkafka lines (src/rdkafka_cgrp.c at v2.x), as every wrapper prints them:
+    # confluent-kafka-python, Confluent.Kafka (.NET), node-rdkafka pass librdkafka's facility
+    # (the debug context: CGRP, ASSIGN, LEAVE, HEARTBEAT, REBALANCE) and message through their
+    # log callbacks (their layouts: patterns.LAYOUTS RDK-*, DOTNET-RDK; JSON_KEY_MAPS
+    # node-rdkafka; the `[FAC] name: ` prefix of a .NET logger) -----------------------------------
+    _c("RDK-ASSIGN-INC", "partitions_assigned", "librdkafka", "1.6+",
+       "Group \"{group}\": delegating incremental assign of {count} partition(s) to "
+       "application on queue {queue}: {reason}"),
+    _c("RDK-REVOKE-INC", "partitions_revoked", "librdkafka", "1.6+",
+       "Group \"{group}\": delegating incremental revoke of {count} partition(s) to "
+       "application on queue {queue}: {reason}"),
+    _c("RDK-LEAVE", "leave_sent", "librdkafka", "1.x+",
+       "Group \"{group}\": leave (in state {cgrp_state})"),
+    _c("RDK-ASSIGN-FAIL", "rejoin_requested", "librdkafka", "1.6+",
+       "Group \"{group}\": internal {operation} of {count} partition(s) failed: {error}: "
+       "unassigning all partitions and rejoining"),
+    _c("RDK-CGHB-REJOIN", "heartbeat_failed", "librdkafka", "2.4+ (KIP-848)",
+       "ConsumerGroupHeartbeat failed due to: {reason}: will rejoin the group"),
     # -- kafkajs (2.x; src/consumer/consumerGroup.js, runner.js, index.js). Its default
     # logCreator (src/loggers/console.js) writes JSON lines whose message is
     # `[<namespace>] <message>` and whose extras carry groupId and memberId (patterns'

@@ -16,9 +16,9 @@ the pane's right border: after a `K9S_BORDER` prefix, trailing spaces and `│` 
 function: it starts only where a run of them starts, so it stays linear).
 
 Compose's colours (`--no-color` is off on a terminal) are control characters: such lines stay
-quarantined as undecodable. Not handled yet (lines that are not whole records): CRI partial lines (`P`) are stripped but
-not joined with the rest of their record; k9s lines wrapped at the pane's width are not joined;
-a Kibana copy's display time stamp on a line of its own is not read.
+quarantined as undecodable. Lines that are not whole records (CRI partial lines, `P`; k9s rows
+wrapped at the pane's width; a Kibana copy's display time on a line of its own) are joined
+with the rest of their record by `logs.joins`, before the prefix is stripped from each piece.
 """
 
 from __future__ import annotations

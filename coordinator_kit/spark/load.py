@@ -34,10 +34,11 @@ from ..logs.fields import COLUMN_NAMES
 from ..logs.inputs import InputNote
 from ..logs.parse import (BAD_TIME, EPOCH_MILLIS_FROM, JSON_EPOCH_RE, JSON_TS_RE, TS_MAX,
                           TS_MIN, ParseCounts, notes_warning)
-from ..logs.patterns import (BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINUATION_RE,
+from ..logs.patterns import (BARE_LAYOUT, BARE_OK, BLANK_RE, CLIENT_LAYOUTS, CLIENT_LOGGER_RE, CONTINUATION_RE,
                              CONTROL_RE, COORDINATION_LOGGER_RE, HEAD_RE, JSON_KEYS, LAYOUTS,
-                             LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
+                             LAYOUT_CLASSIFIER, LEVEL_ALIASES, LOGGER_LEVELS, LOG4J_HEAD_RE, LOG4J_TAIL_RE, MESSAGE_CLASSIFIER,
                              MESSAGE_ENTRIES, SEP, Classifier)
+from ..logs.joins import ALONE_OTHER_RE, HEADS_RE, JOINS, MAX_JOIN_LINES, MONTHS
 from ..logs.wrappers import K9S_BORDER, K9S_TRIM_RE, WRAPPER_RE
 from .sources import lines_before, spark_lines
 
@@ -122,7 +123,18 @@ def _ts(F: Any, date: Any, time: Any, frac: Any, tz: Any, epoch: Any, epoch_unit
     tz_norm = F.coalesce(F.when(F.length(tz) == 5, F.concat(F.substring(tz, 1, 3), F.lit(":"),
                                                             F.substring(tz, 4, 2))).otherwise(tz),
                          F.lit("Z"))
-    date = F.translate(date, "/", "-")      # Go's 2009/11/10 (GO-STD), as logs.parse._base_ts
+    # `Nov 25, 2026` and `10:00:00 AM` (JUL, KIBANA), as logs.parse._named_ts
+    at = F.instr(F.lit(MONTHS), F.substring(date, 1, 3))
+    month = F.when((at > 0) & ((at - 1) % 3 == 0), ((at - 1) / 3 + 1).cast("int"))
+    named = F.format_string("%s-%02d-%02d", F.regexp_extract(date, ", ([0-9]{4})$", 1), month,
+                            F.regexp_extract(date, "^[A-Za-z]{3} ([0-9]{1,2}),", 1).cast("int"))
+    date = F.when(date.rlike("^[A-Za-z]"), named) \
+        .otherwise(F.translate(date, "/", "-"))   # Go's 2009/11/10 (GO-STD), as _base_ts
+    hour = F.substring_index(time, ":", 1).cast("int")
+    clock = F.substring_index(time, " ", 1)
+    h24 = F.when(hour.between(1, 12), hour % 12 + F.when(time.endswith("PM"), 12).otherwise(0))
+    time = F.when(time.endswith("AM") | time.endswith("PM"),
+                  F.format_string("%02d:%s", h24, F.substring(clock, -5, 5))).otherwise(time)
     iso = F.concat(date, F.lit("T"), time, F.lit("."), F.rpad(F.coalesce(frac, F.lit("")), 6, "0"),
                    tz_norm)
     micros = F.round(epoch.try_cast("decimal(20,6)") * epoch_unit, 0).try_cast("long")
@@ -133,8 +145,30 @@ def _ts(F: Any, date: Any, time: Any, frac: Any, tz: Any, epoch: Any, epoch_unit
     return F.when((ts >= F.lit(TS_MIN)) & (ts < F.lit(TS_MAX)), ts)
 
 
+def _texts(df: Any) -> Any:
+    """Lines (value, file, line) -> (file, line, raw, text0, text): text0 the line decoded
+    without a leading BOM (NULL when its bytes are not UTF-8), text the same without the
+    tool's prefix (logs.wrappers), as the Python parser's _line_text and strip_wrapper."""
+    F = _F()
+    v = F.col("value")
+    valid = F.is_valid_utf8(v)
+    s0 = df.select("file", "line", F.when(valid, v).otherwise(F.make_valid_utf8(v)).alias("raw"),
+                   F.when(valid, F.when(v.startswith("\ufeff"), F.expr("substr(value, 2)"))
+                          .otherwise(v)).alias("text0"))
+    t0 = F.col("text0")
+    unwrapped = F.regexp_replace(t0, WRAPPER_RE, "")
+    return s0.select("file", "line", "raw", "text0", F.when(t0.startswith(K9S_BORDER),
+                     F.regexp_replace(unwrapped, K9S_TRIM_RE, "")).otherwise(unwrapped)
+                     .alias("text"))
+
+
 def _classify(df: Any) -> Any:
-    """Lines (value, file, line) -> lines with COLUMN_NAMES and `kind`.
+    """Lines (value, file, line) -> lines with COLUMN_NAMES and `kind` (no joins)."""
+    return _classify_texts(_texts(df))
+
+
+def _classify_texts(s1: Any) -> Any:
+    """`_texts` rows (file, line, raw, text) -> rows with COLUMN_NAMES and `kind`.
 
     A chain of narrow selects: every regex result is a column of its own (so it is computed
     once), and arrays and structs are unpacked into plain columns at once (so the generated
@@ -148,16 +182,7 @@ def _classify(df: Any) -> Any:
     def nz(c: Any) -> Any:
         return F.nullif(c, F.lit(""))
 
-    v = col("value")
-    valid = F.is_valid_utf8(v)
-    s0 = df.select("file", "line", F.when(valid, v).otherwise(F.make_valid_utf8(v)).alias("raw"),
-                   F.when(valid, F.when(v.startswith("\ufeff"), F.expr("substr(value, 2)"))
-                          .otherwise(v)).alias("text0"))
-    # a tool's prefix (logs.wrappers): stripped as the Python parser's strip_wrapper does
-    t0 = col("text0")
-    unwrapped = F.regexp_replace(t0, WRAPPER_RE, "")
-    s1 = s0.select("file", "line", "raw", F.when(t0.startswith(K9S_BORDER), F.regexp_replace(
-        unwrapped, K9S_TRIM_RE, "")).otherwise(unwrapped).alias("text"))
+    s1 = s1.select("file", "line", "raw", "text")
     t = col("text")
     # line class as a small int (comparing ints, not strings, on every row); a blank line is
     # empty or starts with a space or TAB (tested on bytes before any regex runs)
@@ -245,13 +270,23 @@ def _classify(df: Any) -> Any:
         return F.when(jiso, nz(F.regexp_extract(jts, JSON_TS_RE, k)))
 
     is_json = c0 == _JSON
+    # no layout: a continuation line, or perhaps a message alone (BARE_OK, logs.parse rule 6)
+    no_layout = (c0 == _TEXT) & lidx.isNull()
+    # a display time alone (logs.joins ALONE_OTHER_RE) is other, before the continuation test
+    s4 = s4.select("*", F.when(no_layout, t.rlike(ALONE_OTHER_RE)).alias("alone"))
+    s4 = s4.select("*", F.when(no_layout & ~col("alone"), t.rlike(CONTINUATION_RE))
+                   .alias("cont"))
+    s4 = s4.select("*", F.when(no_layout & ~col("alone") & ~col("cont"), t.rlike(HEAD_RE))
+                   .alias("headlike"))
+    bare = no_layout & ~col("alone") & ~col("cont") & ~col("headlike")
     s5 = s4.select(
-        "file", "line", "raw", "text", "c0", "lidx", "msg", "level0", "thread0", "jgroup",
-        "jmember",
+        "file", "line", "raw", "text", "c0", "lidx", "level0", "thread0", "jgroup",
+        "jmember", "cont", "alone", "headlike", bare.alias("bare"),
+        F.when(bare, t).otherwise(col("msg")).alias("msg"),
         F.when(is_json, col("jcorrupt").isNull() & col("msg").isNotNull())
         .otherwise(lidx.isNotNull()).alias("is_record"),
-        F.when(is_json, F.lit("JSON")).otherwise(F.try_element_at(layout_ids, lidx + 1))
-        .alias("layout"),
+        F.when(is_json, F.lit("JSON")).when(bare, F.lit(BARE_LAYOUT))
+        .otherwise(F.try_element_at(layout_ids, lidx + 1)).alias("layout"),
         F.when(is_json, col("logger1"))
         .otherwise(F.concat(F.try_element_at(logger_prefixes, lidx + 1), col("logger1")))
         .alias("logger0"),
@@ -273,16 +308,17 @@ def _classify(df: Any) -> Any:
     t2 = F.concat(col("msg"), F.lit(M.suffix))
     s6 = s5.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "msg", "level0", "logger0",
-        "thread0", "json_problem", "dated", "jgroup", "jmember",
+        "thread0", "json_problem", "dated", "jgroup", "jmember", "cont", "alone", "headlike",
+        "bare",
         _ts(F, col("date"), col("time"), col("frac"), col("tz"), col("epoch"), col("unit"))
         .alias("ts0"),
-        F.when(rec, F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
+        F.when(rec | col("bare"), F.regexp_extract(t2, M.combined, 1)).alias("mcode"))
     mcode = col("mcode")
     s7 = s6.select("*", F.when(mcode != "", F.position(mcode, F.lit(M.table)) - 1)
                    .alias("mbucket"))
     s8 = s7.select("file", "line", "raw", "text", "c0", "is_record", "layout", "level0",
                    "logger0", "thread0", "json_problem", "dated", "ts0", "mbucket", "jgroup",
-                   "jmember",
+                   "jmember", "cont", "alone", "headlike", "bare",
                    F.when(col("mbucket").isNotNull(),
                           _bucket_case(F, M, t2, col("mbucket"))).alias("mp"))
     mp = col("mp")
@@ -292,7 +328,7 @@ def _classify(df: Any) -> Any:
 
     s9 = s8.select(
         "file", "line", "raw", "text", "c0", "is_record", "layout", "level0", "logger0",
-        "thread0", "json_problem", "dated", "ts0",
+        "thread0", "json_problem", "dated", "ts0", "cont", "alone", "headlike", "bare",
         _alt_index(F, M, col("mbucket"), mp).alias("midx"),
         F.coalesce(slot("group"), slot("p_group"), col("jgroup")).alias("m_group"),
         F.coalesce(slot("member"), col("jmember")).alias("m_member"), slot("generation").alias("m_generation"),
@@ -304,25 +340,34 @@ def _classify(df: Any) -> Any:
     events = _array(F, [e.event for e in MESSAGE_ENTRIES])
     ids = _array(F, [e.id for e in MESSAGE_ENTRIES])
     sources = _array(F, [e.source for e in MESSAGE_ENTRIES])
+    bare_ok = F.array(*[F.lit(ok) for ok in BARE_OK])
     level_map = F.create_map(*[F.lit(x) for kv in LEVEL_ALIASES.items() for x in kv])
     level = F.upper(col("level0"))
+    # a logger's own numbers first (LOGGER_LEVELS: kafkajs), as logs.patterns.normalise_level
+    own_levels = [F.when(col("logger0") == name, F.try_element_at(
+        F.create_map(*[F.lit(x) for kv in table.items() for x in kv]), col("level0")))
+        for name, table in LOGGER_LEVELS.items()]
     logger = col("logger0")
     coord = F.coalesce(logger.rlike(COORDINATION_LOGGER_RE), F.lit(False))
     matched = midx.isNotNull()
     event = F.try_element_at(events, midx + 1)
-    cont = t.rlike(CONTINUATION_RE)
+    cont = col("cont")
+    # a message alone: an event (no time), or other for a known non-event wording
+    bare_known = col("bare") & matched & F.try_element_at(bare_ok, midx + 1)
     # an event whose time stamp gives no time (not a date, or out of TS_MIN..TS_MAX)
     bad_time = matched & event.isNotNull() & col("dated") & col("ts0").isNull()
     # kind as a small int: 0 event, 1 other, 2 continuation, 3 quarantine
     kind = (F.when(c0 == _BAD, 3).when(c0 == _BLANK, 1)
             .when(rec, F.when(matched, F.when(event.isNull(), 1).when(bad_time, 3).otherwise(0))
                   .when(coord, 3).otherwise(1))
-            .when(c0 == _JSON, 3).when(cont, 2).otherwise(3))
+            .when(c0 == _JSON, 3).when(col("alone"), 1).when(cont, 2)
+            .when(bare_known, F.when(event.isNull(), 1).otherwise(0)).otherwise(3))
     problem = (F.when(c0 == _BAD, "undecodable bytes")
                .when(rec, F.when(~matched & coord, "unknown message").when(bad_time, BAD_TIME))
                .when(c0 == _JSON, col("json_problem"))
-               .when(cont, F.lit(None))
-               .when(t.rlike(HEAD_RE), "truncated").otherwise("unknown layout"))
+               .when(col("alone") | cont | bare_known, F.lit(None))
+               .when(F.coalesce(col("headlike"), t.rlike(HEAD_RE)), "truncated")
+               .otherwise("unknown layout"))
     client = (col("layout").isin(*CLIENT_LAYOUTS)
               | F.coalesce(logger.rlike(CLIENT_LOGGER_RE), F.lit(False)))
     s10 = s9.select("*", kind.alias("kc"), problem.alias("problem"), event.alias("event0"),
@@ -336,7 +381,8 @@ def _classify(df: Any) -> Any:
 
     columns = {
         "ts": F.when(keep_record, col("ts0")),
-        "level": F.when(keep_record, F.coalesce(F.try_element_at(level_map, level), level)),
+        "level": F.when(keep_record, F.coalesce(*own_levels, F.try_element_at(level_map, level),
+                                                level)),
         "logger": F.when(keep_record, logger),
         "thread": F.when(keep_record, col("thread0")),
         "source": F.when(is_event | col("bad_time"), F.try_element_at(sources, midx + 1))
@@ -354,7 +400,7 @@ def _classify(df: Any) -> Any:
         "file": col("file"),
         "line": col("line"),
         "template": ev(F.try_element_at(ids, midx + 1)),
-        "layout": F.when(keep_record, col("layout")),
+        "layout": F.when(keep_record | is_event, col("layout")),
         "problem": col("problem"),
     }
     assert tuple(columns) == COLUMN_NAMES
@@ -366,12 +412,98 @@ def _classify(df: Any) -> Any:
 def _load(paths: PathsArg, spark: Any) -> tuple[Any, list[InputNote]]:
     spark = _session(spark)
     lines, notes = spark_lines(paths, spark)
-    return _classify(lines), notes
+    texts = _texts(lines)
+    return _join_records(texts, _classify_texts(texts)), notes
+
+
+def _on(F: Any, join_on: str) -> Any:
+    return F.col("text0") if join_on == "line" else F.col("text")
+
+
+def _join_records(texts: Any, classified: Any) -> Any:
+    """`classified` with the records of `logs.joins` (several physical lines) classified as
+    one: the rule of logs.parse.parse_lines, on the few lines that take part.
+
+    One quick pass looks for heads (HEADS_RE on every line, a test that fails on the first
+    character of most lines); without any, `classified` is returned as it is. Otherwise the
+    heads (few), the line after each (found with a broadcast join on the line number: the big
+    data is not shuffled) and their links make chains, cut every MAX_JOIN_LINES lines; a
+    record of several lines is classified as one text (`_classify_texts`) and replaces its
+    lines: its first line's row becomes the record's, the others are rows of kind `joined`
+    (other lines, attached to the record above)."""
+    F = _F()
+    col = F.col
+    t0, t = col("text0"), col("text")
+    maybe = t0.rlike(HEADS_RE) | ((t != t0) & t.rlike(HEADS_RE))
+    head = None
+    key = None
+    for i, j in enumerate(JOINS):
+        on = _on(F, j.on)
+        hit = on.rlike(j.head)
+        head = F.when(hit, i) if head is None else head.when(hit, i)
+        key = (F.when(hit, F.regexp_extract(on, j.head, 1)) if key is None
+               else key.when(hit, F.regexp_extract(on, j.head, 1)))
+    heads = (texts.where(maybe).select("file", "line", head.alias("jhead"), key.alias("jkey"))
+             .where(col("jhead").isNotNull()))
+    if not heads.limit(1).collect():
+        return classified
+    nxt = heads.select(col("file").alias("n_file"), (col("line") + 1).alias("n_line"),
+                       col("jhead").alias("pjoin"), col("jkey").alias("pkey"))
+    after = texts.join(F.broadcast(nxt), (texts["file"] == nxt["n_file"])
+                       & (texts["line"] == nxt["n_line"]))
+    linked = None
+    for i, j in enumerate(JOINS):
+        on = _on(F, j.on)
+        ok = F.coalesce(on.rlike(j.tail) & (F.regexp_extract(on, j.tail, 1) == col("pkey")),
+                        F.lit(False))
+        linked = F.when(col("pjoin") == i, ok) if linked is None \
+            else linked.when(col("pjoin") == i, ok)
+    links = after.where(linked).select("file", "line")
+    # the lines of chains: heads and linked lines (small), with the raw text and texts
+    members = (heads.select("file", "line", "jhead")
+               .join(links.withColumn("linked", F.lit(True)), ["file", "line"], "full")
+               .select("file", "line", "jhead", F.coalesce("linked", F.lit(False))
+                       .alias("linked")))
+    from pyspark.sql import Window
+
+    w = Window.partitionBy("file").orderBy("line") \
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    chains = (members.withColumn("start", F.max(F.when(~col("linked"), col("line"))).over(w))
+              .withColumn("gstart", col("start") + F.floor((col("line") - col("start"))
+                                                           / MAX_JOIN_LINES) * MAX_JOIN_LINES))
+    starts = chains.where(col("line") == col("start")).select(
+        col("file").alias("s_file"), col("start").alias("s_start"), col("jhead").alias("join"))
+    pieces = (chains.join(starts, (chains["file"] == starts["s_file"])
+                          & (chains["start"] == starts["s_start"]))
+              .select("file", "line", "gstart", "join"))
+    sizes = pieces.groupBy("file", "gstart").agg(F.count(F.lit(1)).alias("n"))
+    multi = pieces.join(sizes.where(col("n") >= 2), ["file", "gstart"])
+    parts = (texts.join(F.broadcast(multi), ["file", "line"])
+             .select("file", "line", "gstart", "join", "raw", "text"))
+    grouped = (parts.groupBy("file", "gstart", "join")
+               .agg(F.sort_array(F.collect_list(F.struct("line", "raw", "text"))).alias("p")))
+    text = None
+    for i, j in enumerate(JOINS):
+        joined = F.concat_ws(j.sep, F.transform("p", lambda x: x["text"]))
+        text = F.when(col("join") == i, joined) if text is None \
+            else text.when(col("join") == i, joined)
+    records = grouped.select("file", col("gstart").alias("line"),
+                             F.concat_ws("\n", F.transform("p", lambda x: x["raw"])).alias("raw"),
+                             text.alias("text"))
+    consumed = multi.select("file", "line")
+    rest = classified.join(F.broadcast(consumed), ["file", "line"], "left_anti")
+    others = (parts.where(col("line") != col("gstart")).select(
+        *[col(c) if c in ("file", "line", "raw") else F.lit(None).cast(_type(c)).alias(c)
+          for c in COLUMN_NAMES], F.lit("joined").alias("kind")))
+    cols = list(COLUMN_NAMES) + ["kind"]
+    return (rest.select(*cols).unionByName(_classify_texts(records).select(*cols))
+            .unionByName(others.select(*cols)))
 
 
 def load_lines(paths: PathsArg, spark: Any = None) -> Any:
     """Every physical line of `paths`, classified: the schema's columns plus `kind` (event,
-    other, continuation, quarantine). Lazy for the files Spark reads itself (small and
+    other, continuation, quarantine, or joined: a later line of a record of `logs.joins`,
+    whose row is its first line's). Lazy for the files Spark reads itself (small and
     compressed files are read by Python now: `spark.sources`). Notes on the input (symlinks,
     damaged or unreadable files) are said once as a LogInputWarning; `parse_logs` and
     `write_parsed` return them in their counts."""
@@ -388,13 +520,18 @@ def attach_continuations(records: Any, continuations: Any) -> tuple[Any, Any]:
     from pyspark.sql import Window
 
     w = Window.partitionBy("file").orderBy("line")
-    runs = (continuations.select("file", "line", "raw")
+    # rows of kind `joined` (the later lines of a record of logs.joins) extend a run, so the
+    # continuation lines after a joined record attach to it, but add no text
+    piece = (F.col("kind") == "joined") if "kind" in continuations.columns else F.lit(False)
+    runs = (continuations.select("file", "line", "raw", piece.alias("piece"))
             .withColumn("run", F.col("line") - F.row_number().over(w))
             .withColumn("record_line",
                         F.min("line").over(Window.partitionBy("file", "run")) - 1))
     attach = (runs.where(F.col("record_line") > 0)
               .groupBy(F.col("file").alias("a_file"), F.col("record_line"))
-              .agg(F.sort_array(F.collect_list(F.struct("line", "raw"))).alias("parts"))
+              .agg(F.sort_array(F.collect_list(F.when(~F.col("piece"), F.struct("line", "raw"))))
+                   .alias("parts"))
+              .where(F.size("parts") > 0)
               .select("a_file", "record_line",
                       F.concat_ws("\n", F.transform("parts", lambda p: p["raw"])).alias("extra")))
     joined = records.join(F.broadcast(attach), (records["file"] == attach["a_file"])
@@ -435,16 +572,21 @@ class ParsedLogs:
     def counts(self) -> ParseCounts:
         """One aggregation over the lines (an action): read = recognised + other + quarantined."""
         F = _F()
-        by_kind = {r["kind"]: r["n"] for r in
-                   self.lines.groupBy("kind").agg(F.count(F.lit(1)).alias("n")).collect()}
+        by_kind: dict[str, int] = {}
+        untimed = 0
+        for r in (self.lines.groupBy("kind", (F.col("kind") == "event") & F.col("ts").isNull())
+                  .agg(F.count(F.lit(1)).alias("n")).collect()):
+            by_kind[r["kind"]] = by_kind.get(r["kind"], 0) + r["n"]
+            untimed += r["n"] if r[1] else 0
         problems = {r["problem"]: r["n"] for r in
                     self.quarantine.groupBy("problem").agg(F.count(F.lit(1)).alias("n")).collect()}
         quarantined = sum(problems.values())
-        cont = by_kind.get("continuation", 0)
+        cont = by_kind.get("continuation", 0) + by_kind.get("joined", 0)
         orphans = quarantined - by_kind.get("quarantine", 0)
         counts = ParseCounts(read=sum(by_kind.values()), recognised=by_kind.get("event", 0),
                              other=by_kind.get("other", 0) + cont - orphans,
                              quarantined=quarantined, continuation=cont - orphans,
+                             untimed=untimed,
                              by_problem=dict(sorted(problems.items())), notes=list(self.notes))
         counts.check()
         return counts
@@ -469,7 +611,7 @@ def parse_logs(paths: PathsArg, spark: Any = None, *, multiline: bool = True,
     records = lines.where(F.col("kind").isin("event", "quarantine"))
     if multiline:
         records, orphans = attach_continuations(
-            records, lines.where(F.col("kind") == "continuation"))
+            records, lines.where(F.col("kind").isin("continuation", "joined")))
         quarantine = records.where(F.col("kind") == "quarantine").drop("kind").unionByName(orphans)
     else:
         quarantine = records.where(F.col("kind") == "quarantine").drop("kind")
@@ -507,10 +649,12 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
     out.mkdir(parents=True, exist_ok=True)
     lines, notes = _load(paths, spark)
     obs = Observation("kit_log_counts")
-    kinds = ("event", "other", "continuation", "quarantine")
+    kinds = ("event", "other", "continuation", "quarantine", "joined")
     observed = lines.observe(obs, F.count(F.lit(1)).alias("read"),
                              *[F.sum(F.when(F.col("kind") == k, 1).otherwise(0)).alias(k)
-                               for k in kinds])
+                               for k in kinds],
+                             F.sum(F.when((F.col("kind") == "event") & F.col("ts").isNull(), 1)
+                                   .otherwise(0)).alias("untimed"))
     tmp = out / f"_parse-{uuid.uuid4().hex[:8]}"
     conf = spark.conf
     previous = conf.get("spark.sql.parquet.outputTimestampType", None)
@@ -519,12 +663,13 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
         (observed.where(F.col("kind") != "other")
          .write.partitionBy("kind").parquet(str(tmp)))
         metrics = obs.get
-        n = {k: int(metrics.get(k) or 0) for k in ("read",) + kinds}
+        n = {k: int(metrics.get(k) or 0) for k in ("read", "untimed") + kinds}
         if n["read"] == 0:
             raise ValueError(f"no lines read from {paths}: the input is empty"
                              + "".join(f"; {note}" for note in notes))
         schema = lines.drop("kind").schema
-        parts = {k: tmp / f"kind={k}" for k in ("event", "quarantine", "continuation")}
+        parts = {k: tmp / f"kind={k}" for k in ("event", "quarantine", "continuation",
+                                                 "joined")}
         # an empty frame of the same schema: `limit(0)` is planned as an empty local relation
         # (no scan), and needs no Python on a cluster's executors, which a Python list would
         empty = lines.drop("kind").limit(0)
@@ -532,7 +677,8 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
                   for k, p in parts.items()}
         orphans_n = 0
         if n["continuation"]:
-            cont = frames["continuation"]
+            cont = frames["continuation"].withColumn("kind", F.lit("continuation")) \
+                .unionByName(frames["joined"].withColumn("kind", F.lit("joined")))
             events, _ = attach_continuations(frames["event"], cont)
             quarantine, orphans = attach_continuations(frames["quarantine"], cont)
             orphans_n = orphans.count()
@@ -552,8 +698,10 @@ def write_parsed(paths: PathsArg, out: str | os.PathLike[str], spark: Any = None
             conf.set("spark.sql.parquet.outputTimestampType", previous)
         shutil.rmtree(tmp, ignore_errors=True)
     counts = ParseCounts(read=n["read"], recognised=n["event"],
-                         other=n["other"] + n["continuation"] - orphans_n,
+                         other=n["other"] + n["continuation"] + n["joined"] - orphans_n,
                          quarantined=n["quarantine"] + orphans_n,
-                         continuation=n["continuation"] - orphans_n, notes=list(notes))
+                         continuation=n["continuation"] + n["joined"] - orphans_n,
+                         untimed=n["untimed"],
+                         notes=list(notes))
     counts.check()
     return counts
