@@ -618,7 +618,8 @@ def _card(svg: _Svg, snap: ClusterSnapshot, c: ConsumerView, changes: SnapshotCh
     svg.text(ix, cy, c.name, 14, bold=True, fill=MUTED if gone else INK)
     sx = ix + text_width(c.name, 14, True) + 8
     svg.open(**{"class": "ck-member-state", "data-state": c.state})
-    sx += svg.pill(sx, cy, c.state, MEMBER_STATE_COLOURS.get(c.state, MUTED)) + 6
+    sx += svg.pill(sx, cy, c.state, MEMBER_STATE_COLOURS.get(
+        c.state, SERVER_MEMBER_STATE_COLOURS.get(c.state, MUTED))) + 6
     svg.close()
     right = x + w - 8
     if c.process != "running":

@@ -600,7 +600,7 @@ def coordinator_members(snapshot: ClusterSnapshot, group_id: str | None = None
                         ) -> tuple[ConsumerView, ...]:
     """A `ConsumerView` for every member a coordinator holds that is none of the snapshot's
     consumers: the real clients of a live server (`coordinator_kit.live`), which the cluster
-    knows only as members of its groups (`ClassicGroup.members`).
+    knows only as members of its groups (`ClassicGroup.members`, `ConsumerGroup.members`).
 
     Everything comes from the group on its coordinator: the member's state as the coordinator
     sees it (STABLE while the group is Stable; PREPARING_REBALANCE at the join barrier...), the
@@ -608,7 +608,9 @@ def coordinator_members(snapshot: ClusterSnapshot, group_id: str | None = None
     (decoded `ConsumerProtocolAssignment`) and its session timer, with any old copy on a
     broker that no longer leads the partition. The process is not known to the cluster: it
     says "running", and a caller that knows better (the live panel) replaces `process` and
-    `status`. Members come sorted by group, then client id; two members with one client id
+    `status`. A KIP-848 member's state is its MemberState on the coordinator (STABLE,
+    UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS) and its generation its member epoch.
+    Members come sorted by group, then client id; two members with one client id
     are told apart by their member ids. `group_id` keeps one group's."""
     known_ids = {c.member_id for c in snapshot.consumers if c.member_id}
     known_names = {c.name for c in snapshot.consumers}
@@ -626,14 +628,18 @@ def coordinator_members(snapshot: ClusterSnapshot, group_id: str | None = None
     for g, m in rows:
         name = m.client_id if clients.count(m.client_id) == 1 else \
             f"{m.client_id} ({m.member_id[-_UUID_SUFFIX + 1:][:8]})"
-        state = "PREPARING_REBALANCE" if m.awaiting == "join" else \
+        modern = g.group_type == "consumer"
+        # a KIP-848 member: its MemberState and epoch as the coordinator keeps them
+        state = (m.member_state or "UNKNOWN") if modern else \
+            "PREPARING_REBALANCE" if m.awaiting == "join" else \
             _STATE_SEEN.get(g.state, "UNJOINED")
         copies = tuple(x for other in snapshot.groups if other.group_id == g.group_id
                        for x in other.members if x.member_id == m.member_id)
         views.append(ConsumerView(
-            name, g.group_id, g.partition, state, g.generation, m.member_id, g.protocol,
-            g.broker, m.assignment, "running", (), False, False, 0, False, (), copies, None,
-            ()))
+            name, g.group_id, g.partition, state,
+            m.member_epoch if modern and m.member_epoch is not None else g.generation,
+            m.member_id, g.protocol, g.broker, m.assignment, "running", (), False, False, 0,
+            False, (), copies, None, (), group_protocol="consumer" if modern else "classic"))
     return tuple(views)
 
 
