@@ -16,7 +16,8 @@ from typing import Any
 from ..cluster import Cluster
 from ..scenarios import SCENARIOS, new_cluster
 
-__all__ = ["DatasetSpec", "DATASETS", "many_groups", "consumer_protocol_faults", "dataset"]
+__all__ = ["DatasetSpec", "DATASETS", "many_groups", "consumer_protocol_faults", "dataset",
+           "CONSUMER_PROTOCOL_DATASETS"]
 
 
 def many_groups(seed: int = 0, **kw: Any) -> Cluster:
@@ -240,3 +241,6 @@ _add(DatasetSpec(
       "consumer-1's session expiry (Kafka's own double period)"),
      ("client-consumer-3.log", "with epoch 7 transitioned from ACKNOWLEDGING to STABLE.",
       "the survivor reconciled to the last target"))))
+
+# The datasets of the consumer group protocol (KIP-848): lesson 05 reads the classic ones.
+CONSUMER_PROTOCOL_DATASETS = frozenset({"consumer-protocol-faults"})
