@@ -178,6 +178,9 @@ def _group_lines(logs: DataFrame) -> DataFrame:
     state ("joins group g in Empty state") are observations of the state the group is in.
     """
     lines = _timed(logs).filter((F.col("source") == "broker") & F.col("group").isNotNull())
+    # a KIP-848 consumer group's lines ("Loaded consumer group ...", "[GroupId=g] Unloaded
+    # group metadata ...") are not a classic group's moves
+    lines = lines.filter(~F.coalesce(F.col("template"), F.lit("")).startswith("CG-"))
     lines = lines.filter(F.col("event").isin(list(_EPISODE_ENDS) + [REBALANCE_STARTED,
                                                                       GROUP_STABILIZED])
                          | F.col("state").isin(list(CLASSIC_GROUP_STATES) + list(_STATE_ALIASES)))
