@@ -8,9 +8,9 @@ COORDINATOR_NOT_AVAILABLE, a heartbeat that reaches a loading coordinator gets N
 
 Besides the consumer's requests (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
 OffsetFetch) it serves the admin ones (ListGroups over every partition the broker has,
-OffsetDelete, DeleteGroups spread over partitions) and a transactional producer's
-(TxnOffsetCommit, and the WriteTxnMarkers marker that ends the transaction:
-`complete_transaction`).
+OffsetDelete, DeleteGroups spread over partitions, ConsumerGroupDescribe for KIP-848 groups) and
+a transactional producer's (TxnOffsetCommit, and the WriteTxnMarkers marker that ends the
+transaction: `complete_transaction`).
 """
 
 from __future__ import annotations
