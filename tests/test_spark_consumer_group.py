@@ -85,7 +85,7 @@ def test_client_heartbeat_gaps_of_the_async_consumer_show_its_pause(debug_logs, 
     summary = {r.client_id: r for r in heartbeat_gap_summary(heartbeat_gaps(debug_logs))
                .collect()}
     assert set(summary) == {"consumer-1", "consumer-2"}
-    assert summary["consumer-1"].max_gap_ms == 5_000
+    assert 5_000 <= summary["consumer-1"].max_gap_ms <= 5_100  # an answer: + its latency
     assert 30_000 <= summary["consumer-2"].max_gap_ms <= 35_000
     assert summary["consumer-2"].member == _member(c, "consumer-2")
 
