@@ -20,7 +20,7 @@ from coordinator_kit.__main__ import main
 from coordinator_kit.datasets import DATASETS, check, generate_large, parse_size, render_all
 from coordinator_kit.datasets.large import (_MAX_NODE_ID, VARIANT_SEED, VARIANTS, _compile_all,
                                             compile_variant)
-from coordinator_kit.logs.catalogue import TEMPLATES
+from coordinator_kit.logs.catalogue import CONTINUED, TEMPLATES
 from coordinator_kit.logs.layout import level_number
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,6 +49,14 @@ BODIES = {logger: re.compile("|".join(f"(?:{p})" for p in patterns), re.DOTALL)
           for logger, patterns in _BY_LOGGER.items()}
 
 
+# the first line of every message Kafka writes over several lines (`Template.more`)
+CONTINUED_TEXTS = [re.compile(_template_regex(TEMPLATES[t].text)) for t in sorted(CONTINUED)]
+
+
+def message_starts(message: str, pattern: re.Pattern[str]) -> bool:
+    return pattern.search(message) is not None
+
+
 def assert_kafka_log(path: Path, min_level: str = "TRACE") -> int:
     """Every line is in Kafka's log4j layout (`LOG4J`) with a known logger and a catalogue message,
     in time order."""
@@ -57,9 +65,13 @@ def assert_kafka_log(path: Path, min_level: str = "TRACE") -> int:
     assert not data or data.endswith(b"\n"), f"{path.name}: last line not ended"
     last = ""
     lines = data.decode("utf-8").split("\n")[:-1]
+    continued = False  # the last message goes on over further lines (tab-indented or blank)
     for n, line in enumerate(lines, 1):
         m = LOG4J.fullmatch(line)
+        if m is None and continued and (line.startswith("\t") or line == ""):
+            continue  # e.g. the Java client's "Reconciling assignment ..." and its table
         assert m, f"{path.name}:{n} is not in the log4j layout: {line!r}"
+        continued = any(message_starts(m.group(3), t) for t in CONTINUED_TEXTS)
         ts, level, message, logger = m.groups()
         assert ts >= last, f"{path.name}:{n} goes back in time ({ts} after {last})"
         last = ts
@@ -118,7 +130,7 @@ def test_offsets_table_matches_the_committed_offsets_of_the_cluster(name, cluste
     with open(DATASETS_DIR / name / "consumer_offsets.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert rows, "no __consumer_offsets records"
-    assert {r["key_type"] for r in rows} <= {"OffsetCommit", "GroupMetadata"}
+    assert {r["key_type"] for r in rows} <= {"OffsetCommit", "GroupMetadata"} | KIP848_RECORDS
     committed: dict[tuple[str, tuple[str, int]], int] = {}
     for r in rows:
         if r["key_type"] != "OffsetCommit":
@@ -134,8 +146,33 @@ def test_offsets_table_matches_the_committed_offsets_of_the_cluster(name, cluste
         expected = cluster.committed_offsets(group)
         assert expected, f"{group} committed nothing; the scenario should auto-commit"
         assert {tp: o for (g, tp), o in committed.items() if g == group} == expected
+    modern = {r["group"] for r in rows if r["key_type"] in KIP848_RECORDS}
     generations = [r for r in rows if r["key_type"] == "GroupMetadata" and r["members"]]
-    assert generations and all(r["leader"] in r["members"].split(";") for r in generations)
+    if groups - modern:
+        assert generations and all(r["leader"] in r["members"].split(";") for r in generations)
+    for group in modern:
+        # a consumer group (KIP-848): its last epoch record is the group's epoch, and the last
+        # current assignment of each member is what the coordinator holds
+        # (GroupMetadataManager.replay of ConsumerGroupMetadata / CurrentMemberAssignment)
+        g = cluster.shard_for(group).consumer_groups.groups.get(group)
+        epochs = [r for r in rows if r["group"] == group and r["key_type"] ==
+                  "ConsumerGroupMetadata" and r["tombstone"] == "false"]
+        assert int(epochs[-1]["generation"]) == g.group_epoch
+        current: dict[str, str | None] = {}
+        for r in rows:
+            if r["group"] == group and r["key_type"] == "ConsumerGroupCurrentMemberAssignment":
+                current[r["members"]] = None if r["tombstone"] == "true" else r["assignment"]
+        assert {m for m, a in current.items() if a is not None} == set(g.members.keys())
+        for m in g.members.values():
+            owned = sorted(f"orders-{p}" for parts in m.assigned_partitions.values()
+                           for p in parts)
+            assert current[m.member_id] == f"{m.member_id}=" + ",".join(
+                sorted(owned, key=lambda tp: int(tp.rsplit("-", 1)[1])))
+
+
+KIP848_RECORDS = {"ConsumerGroupMemberMetadata", "ConsumerGroupPartitionMetadata",
+                  "ConsumerGroupMetadata", "ConsumerGroupTargetAssignmentMember",
+                  "ConsumerGroupTargetAssignmentMetadata", "ConsumerGroupCurrentMemberAssignment"}
 
 
 @pytest.mark.parametrize("name", list(DATASETS))

@@ -282,6 +282,60 @@ def test_librdkafka_with_the_consumer_protocol_kip848(server, consumers):
     assert server.call(lambda: server.cluster.committed_offsets("g-kip848")) != {}
 
 
+def test_librdkafka_admin_describes_a_consumer_group_with_consumer_group_describe(
+        server, consumers):
+    """confluent-kafka's `AdminClient.describe_consumer_groups` (librdkafka 2.16) sends
+    ConsumerGroupDescribe (API 69) first; for a group that answers GROUP_ID_NOT_FOUND (a classic
+    group, a missing one) it falls back to DescribeGroups. Kafka 4.0.2 gives the same answers:
+    the consumer group with its type and assignor, the classic one through DescribeGroups, a
+    missing one Dead (`GroupMetadataManager.consumerGroupDescribe` / `describeGroups`)."""
+    from confluent_kafka.admin import AdminClient
+
+    a = _start(server, consumers, "cgd-a", "g-cgd", client="confluent-kafka",
+               group_protocol="consumer")
+    k = _start(server, consumers, "cgd-k", "g-cgd-classic")
+    a.wait_until(lambda c: c.assignment == ORDERS, 30, "a owns all six")
+    k.wait_until(lambda c: c.assignment == ORDERS, 30, "k owns all six")
+    seen: list[tuple[str, int, tuple[str, ...]]] = []
+    apis = server.apis
+
+    def spy(name, field):
+        handler = getattr(apis, name)
+
+        async def recorded(conn, version, request):
+            seen.append((name.removeprefix("on_"), version, tuple(getattr(request, field))))
+            return await handler(conn, version, request)
+        return recorded
+    apis.on_ConsumerGroupDescribe = spy("on_ConsumerGroupDescribe", "group_ids")
+    apis.on_DescribeGroups = spy("on_DescribeGroups", "groups")
+    admin = AdminClient({"bootstrap.servers": server.bootstrap})
+    try:
+        described = {}
+        for group, future in admin.describe_consumer_groups(
+                ["g-cgd", "g-cgd-classic", "g-missing"], request_timeout=20).items():
+            described[group] = future.result(timeout=30)
+    finally:
+        del apis.on_ConsumerGroupDescribe, apis.on_DescribeGroups
+    cg, classic, missing = (described[g] for g in ("g-cgd", "g-cgd-classic", "g-missing"))
+    assert (cg.type.name, cg.state.name, cg.partition_assignor) == ("CONSUMER", "STABLE",
+                                                                    "uniform")
+    (member,) = cg.members
+    assert member.client_id == "cgd-a"
+    assert sorted((tp.topic, tp.partition) for tp in member.assignment.topic_partitions) \
+        == ORDERS
+    assert sorted((tp.topic, tp.partition)
+                  for tp in member.target_assignment.topic_partitions) == ORDERS
+    assert (classic.type.name, classic.state.name, classic.partition_assignor) == (
+        "CLASSIC", "STABLE", "range")
+    assert (missing.type.name, missing.state.name, missing.members) == ("CLASSIC", "DEAD", [])
+    # librdkafka 2.16: ConsumerGroupDescribe v0 for each group; DescribeGroups v5 only for
+    # those answered GROUP_ID_NOT_FOUND
+    assert sorted(seen) == sorted([
+        ("ConsumerGroupDescribe", 0, ("g-cgd",)),
+        ("ConsumerGroupDescribe", 0, ("g-cgd-classic",)), ("DescribeGroups", 5, ("g-cgd-classic",)),
+        ("ConsumerGroupDescribe", 0, ("g-missing",)), ("DescribeGroups", 5, ("g-missing",))])
+
+
 def test_admin_client_creates_topics_and_describes_the_cluster(server):
     """CreateTopics with Kafka's per-topic errors (TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION,
     INVALID_REPLICATION_FACTOR: ReplicationControlManager.createTopic) and DescribeCluster

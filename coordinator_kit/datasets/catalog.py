@@ -16,7 +16,8 @@ from typing import Any
 from ..cluster import Cluster
 from ..scenarios import SCENARIOS, new_cluster
 
-__all__ = ["DatasetSpec", "DATASETS", "RECORDED", "many_groups", "dataset"]
+__all__ = ["DatasetSpec", "DATASETS", "RECORDED", "many_groups", "consumer_protocol_faults",
+           "dataset", "CONSUMER_PROTOCOL_DATASETS"]
 
 
 def many_groups(seed: int = 0, **kw: Any) -> Cluster:
@@ -47,6 +48,31 @@ def many_groups(seed: int = 0, **kw: Any) -> Cluster:
     c.run_for(60_000)
     c.cut_off("shipping-2", False)
     c.run_for(30_000)
+    return c
+
+
+def consumer_protocol_faults(seed: int = 0, **kw: Any) -> Cluster:
+    """A consumer group of the consumer group protocol (KIP-848, `group.protocol=consumer`)
+    and two failures.
+
+    consumer-1 and consumer-2 start at 0 s, consumer-3 joins at 10 s (the coordinator moves
+    two partitions to it, one from each, without stopping the others); at 20 s consumer-1
+    crashes (the coordinator fences it 45 s after its last heartbeat,
+    `group.consumer.session.timeout.ms`) and consumer-2 starts taking 40 s per poll (above its
+    30 s `max.poll.interval.ms`: it leaves the group by itself, and rejoins on its next poll).
+    The cluster traces at INFO, as a broker logging at INFO writes: Kafka logs a target
+    assignment at INFO only when DEBUG is off (`GroupMetadataManager.updateTargetAssignment`).
+    """
+    kw.setdefault("trace_level", "INFO")
+    c = new_cluster(seed, **kw)
+    for name in ("consumer-1", "consumer-2"):
+        c.add_consumer(name, group_protocol="consumer", max_poll_interval_ms=30_000)
+    c.run_for(10_000)
+    c.add_consumer("consumer-3", group_protocol="consumer", max_poll_interval_ms=30_000)
+    c.run_for(10_000)
+    c.crash("consumer-1")
+    c.slow_poll("consumer-2", 40_000)
+    c.run_for(75_000)
     return c
 
 
@@ -202,3 +228,29 @@ _add(DatasetSpec(
      ("server-broker-2.log", "Loaded classic group shipping with 2 members.",
       "... and both loaded on broker 2"),
      ("server-broker-0.log", "Member analytics-3-", "the crashed consumer expires"))))
+
+_add(DatasetSpec(
+    "consumer-protocol-faults", consumer_protocol_faults,
+    "The consumer group protocol of Kafka 4.0 (KIP-848, `group.protocol=consumer`): no "
+    "JoinGroup/SyncGroup, the coordinator computes the assignment and each member reconciles "
+    "to it on its own heartbeats. consumer-3 joins at 10 s and receives one partition from "
+    "each of the others, which keep consuming the rest; at 20 s consumer-1 crashes and "
+    "consumer-2 starts taking 40 s per poll (over its 30 s `max.poll.interval.ms`). consumer-2 "
+    "leaves the group by itself at 50 s (a leave heartbeat, epoch -1), rejoins on its next "
+    "poll with the same member id, and leaves again; the coordinator fences consumer-1 when "
+    "its session runs out, 45 s after its last heartbeat. Group epochs 1 to 7.",
+    (("server-broker-2.log", "joins the consumer group using the consumer protocol.",
+      "a member joins: no JoinGroup barrier"),
+     ("server-broker-2.log", "Computed a new target assignment for epoch 3 with 'uniform' "
+      "assignor", "the coordinator assigns (the server-side uniform assignor)"),
+     ("client-consumer-1.log", "Revoke previously assigned partitions orders-2",
+      "consumer-1 gives up one partition and keeps the others"),
+     ("client-consumer-2.log", "Consumer poll timeout has expired.",
+      "WARN: max.poll.interval.ms exceeded; the member leaves"),
+     ("server-broker-2.log", "fenced from the group because the member session expired.",
+      "consumer-1's session expiry (Kafka's own double period)"),
+     ("client-consumer-3.log", "with epoch 7 transitioned from ACKNOWLEDGING to STABLE.",
+      "the survivor reconciled to the last target"))))
+
+# The datasets of the consumer group protocol (KIP-848): lesson 05 reads the classic ones.
+CONSUMER_PROTOCOL_DATASETS = frozenset({"consumer-protocol-faults"})

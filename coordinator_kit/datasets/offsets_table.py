@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..group.modern.topics import topic_id
 from ..group.protocol import ConsumerProtocolAssignment
 from ..group.records import GroupCoordinatorRecordSerde
 from ..logs.layout import DEFAULT_START, format_timestamp
@@ -36,12 +37,15 @@ OFFSETS_COLUMNS = (
     "committed_offset",     # OffsetCommit: the offset
     "leader_epoch",         # OffsetCommit: the leader epoch (-1: none)
     "commit_timestamp",     # OffsetCommit: commitTimestamp, log4j layout
-    "generation",           # GroupMetadata
+    "generation",           # GroupMetadata; a consumer group's (KIP-848) epoch records: the
+                            # group epoch, the target assignment's epoch, a member's epoch
     "protocol_type",        # GroupMetadata: `consumer` ("" for an emptied group)
     "protocol",             # GroupMetadata: the chosen assignor
     "leader",               # GroupMetadata: the leader's member id
-    "members",              # GroupMetadata: member ids, `;`-separated
+    "members",              # GroupMetadata: member ids, `;`-separated (KIP-848: the record's
+                            # member)
     "assignment",           # GroupMetadata: `member=tp,tp;member=tp` from the assignment bytes
+                            # (KIP-848: a member's target or current assignment)
     "tombstone",            # true when the record has no value (a deletion)
 )
 
@@ -52,24 +56,30 @@ def offsets_rows(cluster: Cluster, start: datetime = DEFAULT_START) -> list[dict
     """Every record in every `__consumer_offsets` partition's leader log, decoded, in
     (partition, offset) order."""
     rows: list[dict[str, Any]] = []
+    names = {topic_id(name): name for name in cluster.topics}  # KIP-848 records name topics by id
     for tp, partition in sorted(cluster.partitions.items(), key=lambda kv: kv[0].partition):
         for batch in partition.read(partition.leader_id):
             if batch.control is not None:
                 continue  # transaction markers carry no coordinator record
             for offset, key, value in batch.offset_records():
-                rows.append(_row(tp.partition, offset, batch.append_time_ms, key, value, start))
+                rows.append(_row(tp.partition, offset, batch.append_time_ms, key, value, start,
+                                 names))
     return rows
 
 
 def _row(partition: int, offset: int, ts: int, key: bytes, value: bytes | None,
-         start: datetime) -> dict[str, Any]:
+         start: datetime, topic_names: Mapping[str, str] | None = None) -> dict[str, Any]:
     record = _SERDE.deserialize(key, value)
     row: dict[str, Any] = dict.fromkeys(OFFSETS_COLUMNS, "")
+    modern = "GroupId" in record.key  # a consumer group's record (KIP-848)
     row.update(partition=partition, offset=offset, ts=ts, timestamp=format_timestamp(ts, start),
                key_type=_SERDE.known_types.get(record.record_type, str(record.record_type)),
-               group=record.key["group"], tombstone=str(record.value is None).lower())
+               group=record.key["GroupId" if modern else "group"],
+               tombstone=str(record.value is None).lower())
     v = record.value
-    if "topic" in record.key:
+    if modern:
+        _consumer_group_row(row, record.key, v, topic_names or {})
+    elif "topic" in record.key:
         row["topic_partition"] = f"{record.key['topic']}-{record.key['partition']}"
         if v is not None:
             row.update(committed_offset=v["offset"], leader_epoch=v["leaderEpoch"],
@@ -81,6 +91,30 @@ def _row(partition: int, offset: int, ts: int, key: bytes, value: bytes | None,
                    members=";".join(m["memberId"] for m in members),
                    assignment=";".join(_assignment(m) for m in members))
     return row
+
+
+_EPOCH_FIELDS = ("Epoch", "AssignmentEpoch", "MemberEpoch")
+
+
+def _consumer_group_row(row: dict[str, Any], key: Mapping[str, Any],
+                        value: Mapping[str, Any] | None, topic_names: Mapping[str, str]) -> None:
+    """A consumer group record's cells: its member, its epoch, a member's partitions (topics
+    named through `topic_names`, topic id -> name)."""
+    member = key.get("MemberId")
+    if member is not None:
+        row["members"] = member
+    if value is None:
+        return
+    for name in _EPOCH_FIELDS:
+        if name in value:
+            row["generation"] = value[name]
+    if "ServerAssignor" in value:
+        row.update(protocol_type="consumer", protocol=value["ServerAssignor"] or "")
+    parts = value.get("TopicPartitions", value.get("AssignedPartitions"))
+    if parts is not None and member is not None:
+        tps = sorted((topic_names.get(t["TopicId"], t["TopicId"]), p) for t in parts
+                     for p in t["Partitions"])
+        row["assignment"] = f"{member}=" + ",".join(f"{t}-{p}" for t, p in tps)
 
 
 def _assignment(member: Mapping[str, Any]) -> str:

@@ -321,3 +321,53 @@ class ConsumerGroupHeartbeatResponse:
 
 __all__ += ["TopicPartitions", "ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatAssignment",
             "ConsumerGroupHeartbeatResponse"]
+
+
+# --- ConsumerGroupDescribe (API key 69, KIP-848) -----------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class DescribedTopicPartitions:
+    """ConsumerGroupDescribe's TopicPartitions: a topic by id and by name, and partitions."""
+
+    topic_id: str
+    topic_name: str
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupDescribeMember:
+    """One member as ConsumerGroupDescribe shows it (`ConsumerGroupMember
+    .asConsumerGroupDescribeMember`): what it owns now (`assignment`) and what the coordinator
+    wants it to own (`target_assignment`, the group's target for it)."""
+
+    member_id: str
+    member_epoch: int
+    client_id: str = ""
+    client_host: str = ""
+    instance_id: str | None = None
+    rack_id: str | None = None
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    assignment: tuple[DescribedTopicPartitions, ...] = ()
+    target_assignment: tuple[DescribedTopicPartitions, ...] = ()
+    member_type: int = 1  # v1's MemberType (KIP-1099): 1 a consumer-protocol member, 0 classic
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroupDescribedGroup:
+    """One group of a ConsumerGroupDescribe response (`ConsumerGroup.asDescribedGroup`); an
+    error (GROUP_ID_NOT_FOUND, NOT_COORDINATOR...) leaves the other fields at their defaults,
+    as Kafka's `DescribedGroup` does."""
+
+    group_id: str | None
+    error: Errors = Errors.NONE
+    error_message: str | None = None
+    group_state: str = ""
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    assignor_name: str = ""
+    members: tuple[ConsumerGroupDescribeMember, ...] = ()
+
+
+__all__ += ["DescribedTopicPartitions", "ConsumerGroupDescribeMember",
+            "ConsumerGroupDescribedGroup"]

@@ -8,14 +8,14 @@ COORDINATOR_NOT_AVAILABLE, a heartbeat that reaches a loading coordinator gets N
 
 Besides the consumer's requests (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
 OffsetFetch) it serves the admin ones (ListGroups over every partition the broker has,
-OffsetDelete, DeleteGroups spread over partitions) and a transactional producer's
-(TxnOffsetCommit, and the WriteTxnMarkers marker that ends the transaction:
-`complete_transaction`).
+OffsetDelete, DeleteGroups spread over partitions, ConsumerGroupDescribe for KIP-848 groups) and
+a transactional producer's (TxnOffsetCommit, and the WriteTxnMarkers marker that ends the
+transaction: `complete_transaction`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -24,7 +24,7 @@ from ..runtime.future import CoordinatorFuture
 from ..runtime.runtime import CoordinatorRuntime
 from ..topic import CONSUMER_OFFSETS, TopicPartition
 from ..runtime.markers import TransactionResult
-from .api import (DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse,
+from .api import (ConsumerGroupDescribedGroup, DeletableGroupResult, DeleteGroupsRequest, DeleteGroupsResponse,
                   HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
                   LeaveGroupRequest, LeaveGroupResponse, ListedGroup, ListGroupsRequest,
                   ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
@@ -554,6 +554,53 @@ class GroupCoordinatorService:
             out.complete(Errors.NONE if exc is None else _marker_error(
                 exc.error if isinstance(exc, KafkaError) else Errors.UNKNOWN_SERVER_ERROR))
         inner.add_done_callback(done)
+        return out
+
+    def consumer_group_describe(self, ctx: RequestContext, group_ids: Sequence[str | None]
+                                ) -> CoordinatorFuture[list[ConsumerGroupDescribedGroup]]:
+        """ConsumerGroupDescribe (`GroupCoordinatorService.consumerGroupDescribe`): one read
+        per `__consumer_offsets` partition (at its last committed offset, like DescribeGroups)
+        for the groups it holds. An empty or missing group id is INVALID_GROUP_ID; a
+        partition's failure (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS...) is each of its
+        groups' error code, without a message (`getErrorDescribedGroupList`). Answers come
+        back with the invalid ids first, then partition by partition in request order."""
+        out: CoordinatorFuture[list[ConsumerGroupDescribedGroup]] = \
+            CoordinatorFuture("consumer-group-describe")
+        if not self.active:
+            return self._failed(out, [ConsumerGroupDescribedGroup(
+                g, Errors.COORDINATOR_NOT_AVAILABLE) for g in group_ids])
+        first: list[ConsumerGroupDescribedGroup] = []
+        by_partition: dict[TopicPartition, list[str]] = {}
+        for group_id in group_ids:
+            if not group_id:  # isGroupIdNotEmpty
+                first.append(ConsumerGroupDescribedGroup(group_id, Errors.INVALID_GROUP_ID))
+            else:
+                by_partition.setdefault(self.partition_for(group_id), []).append(group_id)
+        reads: list[CoordinatorFuture[list[ConsumerGroupDescribedGroup]]] = []
+        failures: list[list[str]] = []
+        for tp, ids in sorted(by_partition.items()):
+            def read(shard: GroupCoordinatorShard, offset: int, ids: list[str] = ids) -> Any:
+                return shard.consumer_group_describe(ids, offset)
+            failures.append(ids)
+            try:
+                reads.append(self.runtime.schedule_read_operation(
+                    "consumer-group-describe", tp, read))
+            except KafkaError as exc:
+                error = handle_operation_exception(exc)
+                reads.append(self._failed(CoordinatorFuture("consumer-group-describe"),
+                                          [ConsumerGroupDescribedGroup(g, error) for g in ids]))
+
+        def combine() -> None:
+            results = list(first)
+            for f, ids in zip(reads, failures):
+                exc = f.exception()
+                if exc is None:
+                    results.extend(f.result())
+                else:
+                    error = handle_operation_exception(exc)
+                    results.extend(ConsumerGroupDescribedGroup(g, error) for g in ids)
+            out.complete(results)
+        _when_all_done(reads, combine)
         return out
 
     def describe_group(self, group_id: str) -> CoordinatorFuture[dict[str, Any]]:

@@ -19,9 +19,9 @@ from ..runtime.records import CoordinatorRecord
 from ..runtime.shard import CoordinatorResult, CoordinatorShard, CoordinatorShardBuilder
 from ..trace import LogContext
 from . import records as rec
-from ..errors import KafkaError
+from ..errors import Errors, KafkaError
 from ..runtime.markers import TransactionResult
-from .api import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+from .api import (ConsumerGroupDescribedGroup, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
                   DeletableGroupResult, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
                   JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListedGroup,
                   OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
@@ -31,7 +31,8 @@ from .api import (ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
 from .classic import ClassicGroupState
 from .config import GroupCoordinatorConfig
 from .manager import GroupMetadataManager
-from .modern.manager import ConsumerGroupManager
+from .modern.describe import described_group
+from .modern.manager import DEFAULT_SERVER_ASSIGNOR, ConsumerGroupManager
 from .offsets import OffsetMetadataManager
 
 __all__ = ["GroupCoordinatorShard", "GroupCoordinatorShardBuilder", "group_shard_supplier",
@@ -110,6 +111,24 @@ class GroupCoordinatorShard(CoordinatorShard):
                 return consumer_group.describe(committed_offset)
             return {"group_id": group_id, "state": "Dead", "generation": -1, "members": []}
         return group.describe()
+
+    def consumer_group_describe(self, group_ids: Sequence[str], committed_offset: int | None
+                                ) -> list[ConsumerGroupDescribedGroup]:
+        """ConsumerGroupDescribe (`GroupMetadataManager.consumerGroupDescribe`): each group as
+        it stood at the last committed offset; a missing group or one that is not a consumer
+        group is GROUP_ID_NOT_FOUND, with `GroupMetadataManager.consumerGroup`'s message."""
+        out: list[ConsumerGroupDescribedGroup] = []
+        for group_id in group_ids:
+            group = self.consumer_groups.group(group_id, committed_offset)
+            if group is not None:
+                out.append(described_group(group, committed_offset, DEFAULT_SERVER_ASSIGNOR,
+                                           self.consumer_groups.topics))
+                continue
+            message = (f"Group {group_id} is not a consumer group."
+                       if self.groups.group(group_id, committed_offset) is not None
+                       else f"Group {group_id} not found.")
+            out.append(ConsumerGroupDescribedGroup(group_id, Errors.GROUP_ID_NOT_FOUND, message))
+        return out
 
     def list_groups(self, states_filter: Iterable[str], types_filter: Iterable[str],
                     committed_offset: int | None) -> list[ListedGroup]:

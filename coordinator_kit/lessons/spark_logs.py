@@ -86,12 +86,16 @@ SESSION_TIMEOUT_MS = 45_000
 # ---------------------------------------------------------------------------------------------
 
 
-def dataset_runs() -> list[str]:
-    """The scenario folders of ``datasets/`` that hold logs, sorted."""
+def dataset_runs(consumer_protocol: bool = False) -> list[str]:
+    """The scenario folders of ``datasets/`` that hold logs, sorted: the classic protocol's
+    runs this lesson reads, and with `consumer_protocol` also the KIP-848 ones
+    (`CONSUMER_PROTOCOL_DATASETS`, whose lines the lesson does not discuss)."""
+    from ..datasets.catalog import CONSUMER_PROTOCOL_DATASETS
     if not DATASETS.is_dir():
         raise FileNotFoundError(f"no datasets folder at {DATASETS}; run `python -m "
                                 f"coordinator_kit datasets` from the repository root")
-    return sorted(p.name for p in DATASETS.iterdir() if p.is_dir() and any(p.glob("*.log")))
+    return sorted(p.name for p in DATASETS.iterdir() if p.is_dir() and any(p.glob("*.log"))
+                  and (consumer_protocol or p.name not in CONSUMER_PROTOCOL_DATASETS))
 
 
 def dataset_logs(runs: Iterable[str] | None = None) -> list[Path]:
@@ -100,8 +104,8 @@ def dataset_logs(runs: Iterable[str] | None = None) -> list[Path]:
     Only the logs: ``trace.jsonl`` is the kit's own trace (every line of it is also in the logs,
     as JSON) and ``consumer_offsets.csv`` is no log at all.
     """
-    known = dataset_runs()
-    wanted = known if runs is None else list(runs)
+    known = dataset_runs(consumer_protocol=runs is not None)
+    wanted = dataset_runs() if runs is None else list(runs)
     unknown = [r for r in wanted if r not in known]
     if unknown:
         raise ValueError(f"no dataset run(s) {unknown}; the runs are {', '.join(known)}")

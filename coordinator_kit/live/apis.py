@@ -43,7 +43,7 @@ DATA_ERRORS = {
     "NONE": 0, "OFFSET_OUT_OF_RANGE": 1, "CORRUPT_MESSAGE": 2, "UNKNOWN_TOPIC_OR_PARTITION": 3,
     "LEADER_NOT_AVAILABLE": 5, "NOT_LEADER_OR_FOLLOWER": 6, "COORDINATOR_NOT_AVAILABLE": 15, "INVALID_TOPIC_EXCEPTION": 17,
     "TOPIC_ALREADY_EXISTS": 36, "INVALID_PARTITIONS": 37, "INVALID_REPLICATION_FACTOR": 38,
-    "INVALID_REQUEST": 42, "UNKNOWN_TOPIC_ID": 100,
+    "INVALID_REQUEST": 42, "GROUP_ID_NOT_FOUND": 69, "UNKNOWN_TOPIC_ID": 100,
 }
 _E = DATA_ERRORS
 _ZERO_UUID = uuid.UUID(int=0)  # Kafka's Uuid.ZERO_UUID: "no topic id"
@@ -358,6 +358,34 @@ class KafkaApis:
                  member_epoch=resp.member_epoch,
                  heartbeat_interval_ms=resp.heartbeat_interval_ms, assignment=assignment)
 
+    async def on_ConsumerGroupDescribe(self, conn: Connection, version: int,
+                                       request: Any) -> Any:
+        """What admin clients send to describe a `group.protocol=consumer` group: its epochs,
+        assignor and each member's current and target assignment (topics by id and name)."""
+        groups = await self._await(self._service(conn).consumer_group_describe(
+            self._ctx(conn, version), list(request.group_ids)))
+        R = CODECS[69].response
+        D = R.DescribedGroup
+
+        def parts(tps: Any) -> Any:
+            return D.Member.Assignment(topic_partitions=[
+                D.Member.Assignment.TopicPartitions(topic_id=wire_topic_id(t.topic_id),
+                                                    topic_name=t.topic_name,
+                                                    partitions=list(t.partitions))
+                for t in tps])
+        return R(version=version, throttle_time_ms=0, groups=[D(
+            error_code=_code(g.error), error_message=g.error_message, group_id=g.group_id,
+            group_state=g.group_state, group_epoch=g.group_epoch,
+            assignment_epoch=g.assignment_epoch, assignor_name=g.assignor_name,
+            members=[D.Member(
+                member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
+                member_epoch=m.member_epoch, client_id=m.client_id, client_host=m.client_host,
+                subscribed_topic_names=list(m.subscribed_topic_names),
+                subscribed_topic_regex=m.subscribed_topic_regex,
+                assignment=parts(m.assignment), target_assignment=parts(m.target_assignment),
+                member_type=m.member_type) for m in g.members],
+            authorized_operations=-2147483648) for g in groups])
+
     # -- offsets ------------------------------------------------------------------------------
 
     def _partition_known(self, name: str, partition: int) -> bool:
@@ -469,9 +497,18 @@ class KafkaApis:
         def read(shard: Any, offset: int) -> Any:
             group = shard.groups.group(group_id, offset)
             if group is None:
-                return D(error_code=0, group_id=group_id, group_state="Dead",
-                         protocol_type="", protocol_data="", members=[],
-                         authorized_operations=None)
+                # GroupMetadataManager.describeGroups: Dead; from v6 (KIP-1043) also
+                # GROUP_ID_NOT_FOUND with classicGroup()'s message (a consumer group too)
+                if version < 6:
+                    return D(error_code=0, group_id=group_id, group_state="Dead",
+                             protocol_type="", protocol_data="", members=[],
+                             authorized_operations=None)
+                message = (f"Group {group_id} is not a classic group."
+                           if shard.consumer_groups.group(group_id, offset) is not None
+                           else f"Group {group_id} not found.")
+                return D(error_code=_E["GROUP_ID_NOT_FOUND"], error_message=message,
+                         group_id=group_id, group_state="Dead", protocol_type="",
+                         protocol_data="", members=[], authorized_operations=None)
             members = []
             for m in group.members.values():
                 metadata = next((p.metadata for p in m.supported_protocols

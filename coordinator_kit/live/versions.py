@@ -52,6 +52,16 @@ class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=schemas):
 class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=schemas):
     """The answer to ConsumerGroupHeartbeat (API key 68)."""
 
+
+class ConsumerGroupDescribeRequest(ApiMessage, load_json=schemas):
+    """KIP-848's describe (API key 69), what admin clients send for a consumer group: built
+    from `live/schemas` as the heartbeat is (v1 only adds the response's MemberType)."""
+
+
+class ConsumerGroupDescribeResponse(ApiMessage, load_json=schemas):
+    """The answer to ConsumerGroupDescribe (API key 69): per group its epochs, assignor and
+    members with their current and target assignments."""
+
 __all__ = ["ApiSpec", "CODECS", "ADVERTISED", "API_NAMES", "KAFKA_API_KEYS", "kafka_api_name",
            "supported"]
 
@@ -81,7 +91,7 @@ _TABLE: list[tuple[str, int, int, int, Any, Any]] = [
     ("Heartbeat", 12, 0, 4, HeartbeatRequest, HeartbeatResponse),
     ("LeaveGroup", 13, 0, 5, LeaveGroupRequest, LeaveGroupResponse),
     ("SyncGroup", 14, 0, 5, SyncGroupRequest, SyncGroupResponse),
-    ("DescribeGroups", 15, 0, 5, DescribeGroupsRequest, DescribeGroupsResponse),
+    ("DescribeGroups", 15, 0, 6, DescribeGroupsRequest, DescribeGroupsResponse),
     ("ListGroups", 16, 0, 5, ListGroupsRequest, ListGroupsResponse),
     ("ApiVersions", 18, 0, 4, ApiVersionsRequest, ApiVersionsResponse),
     ("CreateTopics", 19, 2, 7, CreateTopicsRequest, CreateTopicsResponse),
@@ -91,6 +101,8 @@ _TABLE: list[tuple[str, int, int, int, Any, Any]] = [
     ("DescribeCluster", 60, 0, 1, DescribeClusterRequest, DescribeClusterResponse),
     ("ConsumerGroupHeartbeat", 68, 0, 1, ConsumerGroupHeartbeatRequest,
      ConsumerGroupHeartbeatResponse),
+    ("ConsumerGroupDescribe", 69, 0, 1, ConsumerGroupDescribeRequest,
+     ConsumerGroupDescribeResponse),
 ]
 
 CODECS: dict[int, ApiSpec] = {key: ApiSpec(name, key, lo, hi, req, resp)

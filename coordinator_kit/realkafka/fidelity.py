@@ -83,16 +83,19 @@ KNOWN_DIFFERENCES: tuple[Difference, ...] = (
         kafka="GroupMetadataManager.describeGroups looks for a classic group only: Dead, no "
               "members, error NONE below v6, GROUP_ID_NOT_FOUND from v6 (Kafka 4.0 serves "
               "v0-6)",
-        kit="Dead, no members, error NONE (the kit serves DescribeGroups v0-5)",
-        status="left: same answer at every version both serve; v6 is not served"),
+        kit="Dead, no members, error NONE up to v5 (the kit served DescribeGroups v0-5 only)",
+        status="fixed in live/versions.py and live/apis.py: v0-6 served, GROUP_ID_NOT_FOUND "
+               "'Group g is not a classic group.' at v6 (tests/test_consumer_group_describe.py)"),
     Difference(
         what="ConsumerGroupDescribe (API 69), how Kafka 4's admin tools describe a KIP-848 "
              "group",
         kafka="served: the group's epoch, assignor, members with their assignments and "
               "target assignments",
-        kit="not advertised (ApiVersions): `kafka-consumer-groups --describe` cannot describe "
-            "a KIP-848 group on the live server",
-        status="left: not served yet (found in the advertised versions, not by a scenario)"),
+        kit="was not advertised (ApiVersions): `kafka-consumer-groups --describe` could not "
+            "describe a KIP-848 group on the live server",
+        status="fixed: GroupCoordinatorService.consumer_group_describe and live/apis.py serve "
+               "v0-1 with Kafka's errors; librdkafka's describe_consumer_groups uses it "
+               "(tests/test_consumer_group_describe.py, tests/test_live_clients.py)"),
     Difference(
         what="durations of steps that start a Java consumer (second-joins, long-pause, "
              "static-restart, kip848-one-joins, kip848-second-joins: one or another per run)",

@@ -178,6 +178,9 @@ def _group_lines(logs: DataFrame) -> DataFrame:
     state ("joins group g in Empty state") are observations of the state the group is in.
     """
     lines = _timed(logs).filter((F.col("source") == "broker") & F.col("group").isNotNull())
+    # a KIP-848 consumer group's lines ("Loaded consumer group ...", "[GroupId=g] Unloaded
+    # group metadata ...") are not a classic group's moves
+    lines = lines.filter(~F.coalesce(F.col("template"), F.lit("")).startswith("CG-"))
     lines = lines.filter(F.col("event").isin(list(_EPISODE_ENDS) + [REBALANCE_STARTED,
                                                                       GROUP_STABILIZED])
                          | F.col("state").isin(list(CLASSIC_GROUP_STATES) + list(_STATE_ALIASES)))
@@ -404,19 +407,41 @@ def _broker_departures(logs: DataFrame) -> DataFrame:
                                   & F.col("reason").rlike(_POLL_TIMEOUT_TEXT))
                           .select("group", "member", F.lit(True).alias("client_poll_timeout"))
                           .distinct())
+    # KIP-848 (AsyncKafkaConsumer): the client's WARN "Consumer poll timeout has expired" names
+    # no member; its member id is the last one its lines printed. The broker's "left the
+    # consumer group" line for that member, at most request.timeout.ms (30 s) later, was
+    # that leave.
+    c_all = _timed(logs).filter((F.col("source") == "client") & F.col("group").isNotNull())
+    c_all = c_all.withColumn("client_id", F.coalesce(client_id(F.col("raw")), F.col("file")))
+    c_all = c_all.withColumn("member_now", F.last("member", ignorenulls=True).over(
+        _window("group", "client_id").rowsBetween(Window.unboundedPreceding, 0)))
+    async_poll_timeouts = (c_all.filter((ev == "poll_timeout") & F.col("member_now").isNotNull())
+                           .select(F.col("group").alias("pt_group"),
+                                   F.col("member_now").alias("pt_member"),
+                                   F.col("ts").alias("pt_ts")))
     single = b.filter(ev.isin("member_session_expired", "pending_member_expired", "member_left",
                               "pending_member_left", "static_member_replaced", "member_fenced"))
+    after_poll_timeout = (single.filter(ev == "member_left")
+                          .join(async_poll_timeouts,
+                                (F.col("group") == F.col("pt_group"))
+                                & (F.col("member") == F.col("pt_member"))
+                                & (_ms("ts") >= _ms("pt_ts"))
+                                & (_ms("ts") - _ms("pt_ts") <= 30_000))
+                          .select("file", "line", F.lit(True).alias("async_poll_timeout"))
+                          .distinct())
     old_member = _str_from(raw, r"previously mapped member (\S+?)(?: with|,|\.?\s*$)",
                            r"old member (?:id )?(\S+?) will be removed")
     single = (single
               .withColumn("member", F.when(ev == "static_member_replaced", old_member)
                           .otherwise(F.col("member")))
-              .join(client_poll_leaves, ["group", "member"], "left"))
+              .join(client_poll_leaves, ["group", "member"], "left")
+              .join(after_poll_timeout, ["file", "line"], "left"))
     cause = (F.when(ev.isin("member_session_expired", "pending_member_expired"),
                     F.lit("session_expiry"))
              .when(ev.isin("member_left", "pending_member_left")
                    & (reason.rlike(_POLL_TIMEOUT_TEXT)
-                      | F.coalesce(F.col("client_poll_timeout"), F.lit(False))),
+                      | F.coalesce(F.col("client_poll_timeout"), F.lit(False))
+                      | F.coalesce(F.col("async_poll_timeout"), F.lit(False))),
                    F.lit("poll_timeout"))
              .when(ev.isin("member_left", "pending_member_left"), F.lit("leave"))
              .when(ev == "static_member_replaced", F.lit("fencing"))
@@ -518,11 +543,17 @@ def heartbeat_gaps(logs: DataFrame, basis: str = "client") -> DataFrame:
 
 HEARTBEAT_SENT = _known("heartbeat_sent")[0]
 _HEARTBEAT_FAILURES = [e for e in EVENT_NAMES if e.startswith("heartbeat_failed")]
+# The Java consumer of the consumer group protocol (KIP-848, AsyncKafkaConsumer) logs no line
+# when it sends a ConsumerGroupHeartbeat, only its answer at DEBUG ("ConsumerGroupHeartbeatRequest
+# responded successfully: ..."): that line is its heartbeat trace, one per heartbeat.
+_KIP848_HEARTBEAT_OK = "A-HB-OK"
 
 
 def _client_heartbeats(logs: DataFrame) -> DataFrame:
     c = _timed(logs).filter((F.col("source") == "client") & F.col("group").isNotNull())
-    is_send = F.col("event") == HEARTBEAT_SENT
+    is_send = (F.col("event") == HEARTBEAT_SENT) | (
+        (F.col("event") == "heartbeat_succeeded")
+        & (F.coalesce(F.col("template"), F.lit("")) == _KIP848_HEARTBEAT_OK))
     is_failure = F.col("event").isin(_HEARTBEAT_FAILURES)
     c = c.filter(is_send | is_failure | F.col("member").isNotNull())
     c = c.withColumn("client_id", F.coalesce(client_id(F.col("raw")), F.col("thread"),
@@ -538,20 +569,26 @@ def _client_heartbeats(logs: DataFrame) -> DataFrame:
 
 
 _SESSION_ENDS = _known("member_session_expired", "pending_member_expired", "member_left",
-                       "pending_member_left")
+                       "pending_member_left", "member_fenced")
 
 
 def _broker_heartbeats(logs: DataFrame) -> DataFrame:
     t = _timed(logs).filter((F.col("source") == "broker") & (F.col("event") == TIMER_REGISTERED))
-    t = (t.withColumn("key", F.regexp_extract("raw", r"timer (heartbeat-\S+) with delay", 1))
+    # a classic group's session timer is heartbeat-<group>-<member>; a consumer group's
+    # (KIP-848) session-timeout-<group>-<member> (consumerGroupSessionTimeoutKey)
+    t = (t.withColumn("key", F.regexp_extract(
+            "raw", r"timer ((?:heartbeat|session-timeout)-\S+) with delay", 1))
          .filter(F.col("key") != "")
          .select("key", "ts", "file", "line", "event"))
-    # The key is heartbeat-<group>-<member>; both may contain '-', so match it against the
+    # The key is <prefix>-<group>-<member>; both may contain '-', so match it against the
     # (group, member) pairs the logs name elsewhere rather than splitting it.
-    pairs = (_timed(logs).filter(F.col("group").isNotNull() & F.col("member").isNotNull())
-             .select("group", "member").distinct()
-             .withColumn("key", F.concat(F.lit("heartbeat-"), F.col("group"), F.lit("-"),
-                                         F.col("member"))))
+    named = (_timed(logs).filter(F.col("group").isNotNull() & F.col("member").isNotNull())
+             .select("group", "member").distinct())
+    prefixes = F.explode(F.array(F.lit("heartbeat-"), F.lit("session-timeout-")))
+    pairs = (named.withColumn("prefix", prefixes)
+             .withColumn("key", F.concat(F.col("prefix"), F.col("group"), F.lit("-"),
+                                         F.col("member")))
+             .drop("prefix"))
     resets = t.join(pairs, "key").select("group", "member", "ts", "file", "line", "event")
     # The line that removed the member closes its last gap: for an expiry, that gap is the
     # silence that cost the member its place.

@@ -25,8 +25,9 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any
 
-from .snapshot import (NO_CHANGES, ClusterSnapshot, ConsumerView, GroupView, RequestView,
-                       SnapshotChanges, TimerBar, cluster_snapshot, snapshot_changes)
+from .snapshot import (NO_CHANGES, ClusterSnapshot, ConsumerView, GroupMemberView, GroupView,
+                       RequestView, SnapshotChanges, TimerBar, cluster_snapshot,
+                       snapshot_changes)
 
 __all__ = ["cluster_svg", "cluster_html", "ClusterView", "MIN_FONT_PX"]
 
@@ -38,9 +39,19 @@ MONO = "'DejaVu Sans Mono', Menlo, Consolas, monospace"
 INK, MUTED, FAINT, LINE = "#111827", "#4b5563", "#9ca3af", "#d1d5db"
 CHANGED = "#ea580c"
 MEMBER_STATE_COLOURS = {"STABLE": "#15803d", "COMPLETING_REBALANCE": "#0e7490",
-                        "PREPARING_REBALANCE": "#b45309", "UNJOINED": "#6b7280"}
+                        "PREPARING_REBALANCE": "#b45309", "UNJOINED": "#6b7280",
+                        # the KIP-848 client's MemberState (ConsumerMembershipManager)
+                        "JOINING": "#b45309", "RECONCILING": "#0e7490",
+                        "ACKNOWLEDGING": "#0e7490", "FENCED": "#b91c1c", "FATAL": "#7f1d1d",
+                        "STALE": "#b91c1c", "PREPARE_LEAVING": "#6b7280",
+                        "LEAVING": "#6b7280", "UNSUBSCRIBED": "#6b7280"}
 GROUP_STATE_COLOURS = {"Stable": "#15803d", "CompletingRebalance": "#0e7490",
-                       "PreparingRebalance": "#b45309", "Empty": "#6b7280", "Dead": "#111827"}
+                       "PreparingRebalance": "#b45309", "Empty": "#6b7280", "Dead": "#111827",
+                       # a KIP-848 consumer group's (ConsumerGroup.ConsumerGroupState)
+                       "Assigning": "#b45309", "Reconciling": "#0e7490"}
+# a KIP-848 member's MemberState on the coordinator (modern.MemberState)
+SERVER_MEMBER_STATE_COLOURS = {"STABLE": "#15803d", "UNREVOKED_PARTITIONS": "#b45309",
+                               "UNRELEASED_PARTITIONS": "#0e7490", "UNKNOWN": "#6b7280"}
 CONTEXT_COLOURS = {"ACTIVE": "#15803d", "LOADING": "#b45309", "FAILED": "#b91c1c",
                    "CLOSED": "#6b7280", "INITIAL": "#9ca3af"}
 PROCESS_COLOURS = {"crashed": "#b91c1c", "failed": "#b91c1c", "paused": "#7c3aed",
@@ -245,7 +256,9 @@ def _header(svg: _Svg, snap: ClusterSnapshot, previous: ClusterSnapshot | None,
         gx = x + text_width(g.group_id, 13, True) + 8
         gx += svg.pill(gx, y, g.state, GROUP_STATE_COLOURS.get(g.state, MUTED)) + 8
         members = sum(1 for m in g.members if not m.pending)
-        words = (f"generation {g.generation} · {members} member{'s' if members != 1 else ''}"
+        epoch = (f"group epoch {g.generation} · assignment epoch {g.assignment_epoch}"
+                 if g.group_type == "consumer" else f"generation {g.generation}")
+        words = (f"{epoch} · {members} member{'s' if members != 1 else ''}"
                  + (f" · leader {g.leader_client}" if g.leader_client else "")
                  + (f" · {g.protocol}" if g.protocol else "")
                  + f" · coordinator broker {g.broker} (__consumer_offsets-{g.partition}, "
@@ -446,15 +459,19 @@ def _group_box(svg: _Svg, g: GroupView, changes: SnapshotChanges, x: float, y: f
     body.text(x + 6, cy, g.group_id, 12, bold=True)
     gx = x + 6 + text_width(g.group_id, 12, True) + 6
     gx += body.pill(gx, cy, g.state, GROUP_STATE_COLOURS.get(g.state, MUTED)) + 6
-    body.text(gx, cy, _fit(f"generation {g.generation}", 12, x + w - gx - 4), 12, bold=True)
+    modern = g.group_type == "consumer"
+    body.text(gx, cy, _fit(f"group epoch {g.generation}" if modern
+                           else f"generation {g.generation}", 12, x + w - gx - 4), 12, bold=True)
     cy += ROW
     words = [f"{len(members)} member{'s' if len(members) != 1 else ''}"]
+    if modern:
+        words.insert(0, f"assignment epoch {g.assignment_epoch}")
     if g.state == "PreparingRebalance":
         words.append(f"{g.awaiting_join} joined")
     if g.leader_client:
         words.append(f"leader {g.leader_client}")
     if g.protocol:
-        words.append(f"protocol {g.protocol}")
+        words.append(g.protocol if modern else f"protocol {g.protocol}")
     pending = len(g.members) - len(members)
     if pending:
         words.append(f"{pending} pending")
@@ -464,6 +481,10 @@ def _group_box(svg: _Svg, g: GroupView, changes: SnapshotChanges, x: float, y: f
         cy += ROW
         body.text(x + 6, cy, "an old copy: this broker no longer leads the partition", 11,
                   fill="#b91c1c")
+    if modern:
+        for m in members:
+            cy += ROW
+            cy = _modern_member_row(body, m, x + 6, cy, w - 12)
     if g.rebalance is not None:
         cy += 4
         cy = _bar(body, g.rebalance, x + 6, cy, w - 12,
@@ -481,6 +502,37 @@ def _group_box(svg: _Svg, g: GroupView, changes: SnapshotChanges, x: float, y: f
                      tag=False)
     svg.close()
     return bottom
+
+
+def _modern_member_row(svg: _Svg, m: GroupMemberView, x: float, y: float, w: float) -> float:
+    """One consumer group member as the coordinator holds it: client, member epoch, its
+    MemberState pill, what it owns and, where they differ, its target and what it revokes."""
+    svg.open(**{"class": "ck-cg-member", "data-member-id": m.member_id,
+                "data-member-epoch": m.member_epoch, "data-state": m.member_state,
+                "data-assignment": ",".join(m.assignment),
+                "data-target": ",".join(m.target)})
+    head = f"{m.client_id} e{m.member_epoch}"
+    svg.text(x, y, _fit(head, 11, w * 0.3), 11, bold=True, title=f"member id {m.member_id}")
+    px = x + min(text_width(head, 11, True), w * 0.3) + 5
+    state = m.member_state or "UNKNOWN"
+    px += svg.pill(px, y, _SHORT_STATE.get(state, state),
+                   SERVER_MEMBER_STATE_COLOURS.get(state, MUTED), size=10) + 5
+    owns = _assignment(m.assignment) if m.assignment else "nothing"
+    svg.text(px, y, _fit(f"owns {owns}", 11, x + w - px), 11, fill=INK)
+    more = []
+    if m.revoking:
+        more.append(f"revoking {_assignment(m.revoking)}")
+    if m.target != m.assignment:
+        more.append(f"target {_assignment(m.target) if m.target else 'nothing'}")
+    if more:  # where it is going, on a second row
+        y += ROW - 2
+        svg.text(x + 12, y, _fit("→ " + " · ".join(more), 11, w - 12), 11, fill=MUTED)
+    svg.close()
+    return y
+
+
+# the coordinator's MemberState names, short enough for a pill
+_SHORT_STATE = {"UNREVOKED_PARTITIONS": "UNREVOKED", "UNRELEASED_PARTITIONS": "UNRELEASED"}
 
 
 def _bar(svg: _Svg, bar: TimerBar, x: float, y: float, w: float, label: str) -> float:
@@ -530,8 +582,10 @@ def _assignment(parts: tuple[str, ...]) -> str:
 
 
 def _card_height(c: ConsumerView) -> float:
-    bars = max(3, len(c.timers) + len(c.memberships))
-    return 8 + ROW * 3 + bars * BAR_ROW + ROW + 10
+    bars = max(3, len(c.timers) + len(c.memberships)
+               + sum(1 for m in c.memberships if m.rebalance is not None))
+    extra = ROW if c.group_protocol == "consumer" else 0
+    return 8 + ROW * 3 + extra + bars * BAR_ROW + ROW + 10
 
 
 def _consumers(svg: _Svg, snap: ClusterSnapshot, changes: SnapshotChanges, lay: _Layout,
@@ -564,7 +618,8 @@ def _card(svg: _Svg, snap: ClusterSnapshot, c: ConsumerView, changes: SnapshotCh
     svg.text(ix, cy, c.name, 14, bold=True, fill=MUTED if gone else INK)
     sx = ix + text_width(c.name, 14, True) + 8
     svg.open(**{"class": "ck-member-state", "data-state": c.state})
-    sx += svg.pill(sx, cy, c.state, MEMBER_STATE_COLOURS.get(c.state, MUTED)) + 6
+    sx += svg.pill(sx, cy, c.state, MEMBER_STATE_COLOURS.get(
+        c.state, SERVER_MEMBER_STATE_COLOURS.get(c.state, MUTED))) + 6
     svg.close()
     right = x + w - 8
     if c.process != "running":
@@ -596,7 +651,8 @@ def _card(svg: _Svg, snap: ClusterSnapshot, c: ConsumerView, changes: SnapshotCh
         fx += tw + 4
     svg.close()
     cy += ROW
-    gen = f"generation {c.generation}"
+    modern = c.group_protocol == "consumer"
+    gen = f"member epoch {c.generation}" if modern else f"generation {c.generation}"
     svg.text(ix, cy, gen, 12, bold=True)
     gx = ix + text_width(gen, 12, True) + 8
     member = ("member " + _short_id(c.member_id)) if c.member_id else "no member id"
@@ -618,6 +674,26 @@ def _card(svg: _Svg, snap: ClusterSnapshot, c: ConsumerView, changes: SnapshotCh
     svg.text(ax, cy, _fit(assigned, 12, x + w - 16 - cw - ax), 12, fill=INK if c.assignment
              else FAINT)
     svg.close()
+    if modern:  # the coordinator's view of it: epoch, MemberState, target (KIP-848)
+        cy += ROW
+        seen = next((m for m in c.memberships if m.member_id == c.member_id), None)
+        svg.text(ix, cy, "coordinator", 11, fill=MUTED)
+        sx = ix + text_width("coordinator", 11) + 6
+        if seen is None:
+            svg.text(sx, cy, "does not know this member", 11, fill=FAINT)
+        else:
+            svg.open(**{"class": "ck-server-member", "data-state": seen.member_state,
+                        "data-member-epoch": seen.member_epoch,
+                        "data-target": ",".join(seen.target)})
+            state = seen.member_state or "UNKNOWN"
+            epoch = f"epoch {seen.member_epoch}"
+            svg.text(sx, cy, epoch, 11, bold=True)
+            sx += text_width(epoch, 11, True) + 5
+            sx += svg.pill(sx, cy, _SHORT_STATE.get(state, state),
+                           SERVER_MEMBER_STATE_COLOURS.get(state, MUTED), size=10) + 5
+            target = _assignment(seen.target) if seen.target else "nothing"
+            svg.text(sx, cy, _fit(f"target {target}", 11, x + w - 8 - sx), 11, fill=INK)
+            svg.close()
     cy += 4
     bars = 0
     for bar in c.timers:
@@ -639,6 +715,9 @@ def _card(svg: _Svg, snap: ClusterSnapshot, c: ConsumerView, changes: SnapshotCh
         cy = _bar(svg, m.session, ix, cy, iw, label)
         svg.close()
         bars += 1
+        if m.rebalance is not None:  # KIP-848: the time it has left to revoke
+            cy = _bar(svg, m.rebalance, ix, cy, iw, f"revocation @b{m.broker}")
+            bars += 1
     if not c.memberships:
         svg.text(ix, cy + 13, "not a member of the group on any coordinator", 11, fill=MUTED)
         cy += BAR_ROW

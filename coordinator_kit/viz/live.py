@@ -15,7 +15,15 @@ Transitions come from the trace, where each state machine records its moves:
   group" -> Stable/Empty, "Unloading group metadata" -> Dead) and takes CompletingRebalance ->
   Stable from the first member's "Successfully synced group" (one network latency after the
   coordinator's own move; marked `derived`). A `group_state` event (`group`, `old`, `new`,
-  `generation`), when the group code records one, is used instead of all of that.
+  `generation`), when the group code records one, is used instead of all of that;
+* a consumer group (KIP-848): Kafka derives its state from its records
+  (`ConsumerGroup.maybeUpdateGroupState`: Empty without members, Assigning while the group
+  epoch is ahead of the target assignment's, Stable when every member is STABLE at the target
+  epoch, else Reconciling), and so does `consumer_group_transitions`, replaying the
+  coordinator's lines in record order: a member joins (at epoch 0), "Bumped group epoch",
+  "Computed a new target assignment for epoch", a member's "new assignment state" (DEBUG), a
+  member left or fenced, the group loaded or unloaded. Without the DEBUG lines members never
+  look reconciled; the live diagram ends the path at the group's own state.
 
 The live diagram of a group reads the group's state itself (`ClassicGroup.state`) from the
 coordinator that leads its partition, so it is exact; its path is the trace-based history, which
@@ -34,6 +42,7 @@ from ..client.member import MEMBER_STATES, MemberState
 from ..client.membership import MEMBER_STATES as CONSUMER_MEMBER_STATES
 from ..client.membership import MemberState as ConsumerMemberState
 from ..group.classic import CLASSIC_GROUP_STATES, ClassicGroupState
+from ..group.modern.consumer_group import CONSUMER_GROUP_STATES, ConsumerGroupState
 from ..runtime.runtime import CONTEXT_STATES, CoordinatorState
 from ..states import StateTable
 from ..topic import TopicPartition
@@ -46,7 +55,8 @@ if TYPE_CHECKING:
 __all__ = ["Transition", "member_transitions", "context_transitions", "group_transitions",
            "live_dot", "live_diagram", "member_dot", "group_dot", "context_dot",
            "member_diagram", "group_diagram", "context_diagram", "client_group", "client_groups",
-           "generation_id", "numbered_path", "NumberedPath", "DEFAULT_MOVES"]
+           "generation_id", "numbered_path", "NumberedPath", "DEFAULT_MOVES",
+           "consumer_group_transitions"]
 
 _G = ClassicGroupState
 _GROUP_BY_NAME = {s.name: s for s in _G} | {s.value: s for s in _G}
@@ -194,6 +204,84 @@ def group_transitions(trace: Iterable[TraceEvent], group_id: str) -> list[Transi
     return out
 
 
+_C = ConsumerGroupState
+_CG_KINDS = frozenset(("member_joined", "group_epoch_bumped", "target_assignment_computed",
+                       "member_assignment_updated", "member_left", "member_fenced",
+                       "group_loaded", "group_unloaded"))
+
+
+def consumer_group_transitions(trace: Iterable[TraceEvent], group_id: str
+                               ) -> list[Transition]:
+    """A consumer group's state changes, derived as its coordinator derives them (module
+    doc); `generation` is the group epoch. A load on a new coordinator starts a fresh copy
+    (no edge into it), assumed reconciled (the state a loaded group's members had when
+    their records were written); an unload ends the lane."""
+    out: list[Transition] = []
+    members: dict[str, tuple[int, str]] = {}  # member id -> (member epoch, MemberState name)
+    group_epoch = target_epoch = 0
+    state: ConsumerGroupState | None = _C.EMPTY  # a new group is created Empty
+    loaded_unknown = False  # after a load: members' epochs are not in the trace
+
+    def derive() -> ConsumerGroupState:
+        if not members and not loaded_unknown:
+            return _C.EMPTY
+        if group_epoch > target_epoch:
+            return _C.ASSIGNING
+        if all(s == "STABLE" and e == target_epoch for e, s in members.values()):
+            return _C.STABLE
+        return _C.RECONCILING
+
+    def move(e: TraceEvent) -> None:
+        nonlocal state
+        new = derive()
+        if new is not state:
+            out.append(Transition(e.ts, state, new, group_epoch, e.source))
+            state = new
+
+    for e in _events(trace):
+        if e.kind not in _CG_KINDS or e.fields.get("group") != group_id \
+                or not e.source.startswith("broker-") or not (e.template_id or "").startswith(
+                    "CG-"):
+            continue
+        f = e.fields
+        member = f.get("member")
+        kind = e.kind
+        if kind == "member_joined":
+            members.setdefault(member, (0, "STABLE"))
+        elif kind == "group_epoch_bumped":
+            group_epoch = int(f["epoch"])
+        elif kind == "target_assignment_computed":
+            target_epoch = int(f["epoch"])
+            loaded_unknown = False
+        elif kind == "member_assignment_updated":
+            members[member] = (int(f["epoch"]), str(f["state"]))
+        elif kind == "member_left" and e.template_id == "CG-STATIC-TEMP-LEFT":
+            members[member] = (-2, "STABLE")  # stays, at epoch -2, until it rejoins
+        elif kind in ("member_left", "member_fenced"):
+            # the records of a removal, replayed in order: its current assignment goes (it is
+            # no longer reconciled), then the member, then the group epoch is bumped
+            # (GroupMetadataManager.consumerGroupFenceMember)
+            loaded_unknown = False
+            if member in members:
+                members[member] = (-1, "UNKNOWN")
+                move(e)
+                del members[member]
+                move(e)
+            group_epoch += 1
+        elif kind == "group_loaded":
+            members.clear()
+            loaded_unknown = bool(f.get("members"))
+            state = _C.STABLE if loaded_unknown else _C.EMPTY
+            out.append(Transition(e.ts, None, state, None, e.source))
+            continue
+        elif kind == "group_unloaded":
+            state = None
+            members.clear()
+            continue
+        move(e)
+    return out
+
+
 # -- live DOT -------------------------------------------------------------------------------------
 
 DEFAULT_MOVES = 12
@@ -296,7 +384,9 @@ def _classic_group(cluster: Cluster, group_id: str) -> Any:
 
 def group_dot(cluster: Cluster, group_id: str = "group-1", since_ms: int | None = None,
               limit: int | None = DEFAULT_MOVES) -> str:
-    """The classic group as its coordinator holds it now, and its moves since `since_ms`.
+    """The group as its coordinator holds it now, and its moves since `since_ms`: a classic
+    group (below), or a KIP-848 consumer group, drawn from `CONSUMER_GROUP_STATES` with its
+    own state (`ConsumerGroup.state`) and `consumer_group_transitions`.
 
     The state is the group's own (`ClassicGroup.state`); the moves come from the trace
     (`group_transitions`). When the trace has not caught up yet (CompletingRebalance -> Stable
@@ -307,6 +397,19 @@ def group_dot(cluster: Cluster, group_id: str = "group-1", since_ms: int | None 
     broker = cluster.coordinator_for(group_id)
     where = f"on broker {broker} ({cluster.partition_of(group_id)})"
     now = f"at {cluster.scheduler.now:,} ms"
+    shard = cluster.shard_for(group_id)
+    modern = None if group is not None or shard is None or not shard.consumer_groups.has_groups \
+        else shard.consumer_groups.group(group_id)
+    if modern is not None:  # a KIP-848 consumer group: its own table and derived moves
+        cmoves: list[Transition] = consumer_group_transitions(cluster.trace, group_id)
+        last = cmoves[-1].new if cmoves else None
+        if modern.state is not last and last is not None \
+                and CONSUMER_GROUP_STATES.can_transition(last, modern.state):
+            cmoves.append(Transition(cluster.scheduler.now, last, modern.state))
+        title = (f"{group_id} {where}: {modern.state}, group epoch {modern.group_epoch}, "
+                 f"assignment epoch {modern.assignment_epoch}, {now}")
+        return live_dot(CONSUMER_GROUP_STATES, modern.state, title=title, moves=cmoves,
+                        since_ms=since_ms, limit=limit)
     if group is None:
         return live_dot(CLASSIC_GROUP_STATES, None, title=f"{group_id} {where}: not loaded, "
                         f"{now}", moves=[], since_ms=since_ms, limit=limit)

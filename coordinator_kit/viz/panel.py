@@ -440,8 +440,8 @@ class ControlPanel:
         self.partition_select.observe(self._on_partition, names="value")
         self.tabs.observe(lambda _c: self._render_tab(), names="selected_index")
 
-    def _act(self, name: str, *args: Any) -> Any:
-        return self.recording.act(name, *args)
+    def _act(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self.recording.act(name, *args, **kwargs)
 
     def _quiet_or(self, fn: Callable[[], Any]) -> None:
         if not self._refreshing:
@@ -520,7 +520,12 @@ class ControlPanel:
         """Start a new consumer in the panel's group and select it (the Add button)."""
         name = (name or self.new_consumer_name.value or "").strip() or self._next_name()
         group = self.group_id
-        ok = self._run(f"add {name} to {group}", lambda: self._act("add_consumer", name, group))
+        # a new member speaks the protocol the group's consumers speak (KIP-848 or classic)
+        modern = any(c.config.group_id == group and c.config.group_protocol == "consumer"
+                     for c in self.cluster.consumers.values())
+        extra = {"group_protocol": "consumer"} if modern else {}
+        ok = self._run(f"add {name} to {group}",
+                       lambda: self._act("add_consumer", name, group, **extra))
         if ok:
             self.new_consumer_name.value = self._next_name()
             self.consumer_select.value = name  # refreshes the views for the new consumer
@@ -727,11 +732,13 @@ class ControlPanel:
                 process += ", dropping heartbeats"
             hb = d["last_heartbeat_ms"]
             style = ' style="font-weight:bold"' if name == self.selected else ""
+            generation = (f'epoch {d["member_epoch"]}' if d.get("protocol") == "consumer"
+                          else d["generation"])
             rows.append(
                 f'<tr data-client="{html.escape(name)}"{style}>'
                 f'<td class="ck-client">{html.escape(name)}</td>'
                 f'<td class="ck-state">{d["state"]}</td>'
-                f'<td class="ck-generation">{d["generation"]}</td>'
+                f'<td class="ck-generation">{generation}</td>'
                 f'<td class="ck-member-id">{html.escape(d["member_id"] or "-")}</td>'
                 f'<td class="ck-assignment">{html.escape(", ".join(d["assignment"]) or "-")}</td>'
                 f'<td class="ck-last-heartbeat">{hb} ms ({now - hb} ms ago)</td>'
@@ -798,6 +805,10 @@ def group_line(cluster: Cluster, group_id: str) -> str:
     partition it has no active context for, COORDINATOR_LOAD_IN_PROGRESS while it loads)."""
     group = cluster.group(group_id)
     if group["state"] is not None:
+        if "group_epoch" in group:  # a KIP-848 consumer group (ConsumerGroup.describe)
+            return (f"{group_id}: {group['state']} (consumer group, group epoch "
+                    f"{group['group_epoch']}, assignment epoch {group['assignment_epoch']}, "
+                    f"{_members(len(group['members']))})")
         return (f"{group_id}: {group['state']} (generation {group['generation']}, "
                 f"{_members(len(group['members']))})")
     tp = cluster.partition_of(group_id)
@@ -836,7 +847,9 @@ def compare_html(a: Cluster, a_name: str, b: Cluster, b_name: str, group_id: str
     differ highlighted."""
     def group_cells(c: Cluster) -> list[str]:
         g = c.group(group_id)
-        return [f"{g['state']}", f"generation {g['generation']}", _members(len(g["members"]))]
+        epoch = (f"group epoch {g['group_epoch']}" if "group_epoch" in g
+                 else f"generation {g['generation']}")
+        return [f"{g['state']}", epoch, _members(len(g["members"]))]
 
     def consumer_cells(c: Cluster, name: str) -> list[str]:
         if name not in c.consumers:
@@ -844,7 +857,9 @@ def compare_html(a: Cluster, a_name: str, b: Cluster, b_name: str, group_id: str
         d = c.consumers[name].describe()
         process = "crashed" if c.consumers[name].crashed else "paused" if d["paused"] else \
             "running" if d["alive"] else "stopped"
-        return [f"{d['state']} ({process})", f"generation {d['generation']}",
+        epoch = (f"epoch {d['member_epoch']}" if d.get("protocol") == "consumer"
+                 else f"generation {d['generation']}")
+        return [f"{d['state']} ({process})", epoch,
                 ", ".join(p.rsplit("-", 1)[1] for p in d["assignment"]) or "-"]
 
     rows = [("group " + group_id, group_cells(a), group_cells(b))]

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..client.member import MemberState
+from ..client.membership import MemberState as ConsumerMemberState
 from ..group.classic import ClassicGroupState
+from ..group.modern.consumer_group import ConsumerGroupState
 from ..trace import TraceEvent
-from .live import _events, group_transitions, member_transitions
+from .live import _events, consumer_group_transitions, group_transitions, member_transitions
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -42,6 +44,27 @@ GROUP_COLOURS = {
     ClassicGroupState.COMPLETING_REBALANCE: "#4fc3f7",
     ClassicGroupState.STABLE: "#81c784",
     ClassicGroupState.DEAD: "#616161",
+}
+# the consumer group protocol's (KIP-848): the Java client's MemberState and the group's
+# ConsumerGroupState, drawn in the same families (joining orange, reconciling blue, stable green)
+CONSUMER_MEMBER_COLOURS = {
+    ConsumerMemberState.UNSUBSCRIBED: "#b0bec5",
+    ConsumerMemberState.JOINING: "#ffb74d",
+    ConsumerMemberState.RECONCILING: "#4fc3f7",
+    ConsumerMemberState.ACKNOWLEDGING: "#0288d1",
+    ConsumerMemberState.STABLE: "#81c784",
+    ConsumerMemberState.FENCED: "#e57373",
+    ConsumerMemberState.PREPARE_LEAVING: "#90a4ae",
+    ConsumerMemberState.LEAVING: "#78909c",
+    ConsumerMemberState.FATAL: "#8e0000",
+    ConsumerMemberState.STALE: "#ba68c8",
+}
+CONSUMER_GROUP_COLOURS = {
+    ConsumerGroupState.EMPTY: "#cfd8dc",
+    ConsumerGroupState.ASSIGNING: "#ffb74d",
+    ConsumerGroupState.RECONCILING: "#4fc3f7",
+    ConsumerGroupState.STABLE: "#81c784",
+    ConsumerGroupState.DEAD: "#616161",
 }
 _DOWN = "#eeeeee"
 
@@ -88,11 +111,15 @@ def _end_of(trace: Iterable[TraceEvent], end_ms: int | None) -> int:
 
 
 def member_clients(trace: Iterable[TraceEvent]) -> list[str]:
-    """Consumers in the order they first changed state."""
+    """Consumers in the order they first changed state (a `group.protocol=consumer` member's
+    changes are its "transitioned from X to Y" lines)."""
     seen: dict[str, None] = {}
     for e in _events(trace):
         if e.kind == "member_state":
             seen.setdefault(e.fields["client"], None)
+        elif e.kind == "member_state_changed" and "from_state" in e.fields \
+                and e.source.startswith("client-"):
+            seen.setdefault(e.source[len("client-"):], None)
     return list(seen)
 
 
@@ -122,7 +149,7 @@ def member_segments(trace: Iterable[TraceEvent], members: Sequence[str] | None =
 def group_segments(trace: Iterable[TraceEvent], group_id: str = "group-1",
                    end_ms: int | None = None) -> list[Segment]:
     end = _end_of(trace, end_ms)
-    moves = group_transitions(trace, group_id)
+    moves = group_transitions(trace, group_id) or consumer_group_transitions(trace, group_id)
     segs = []
     for i, t in enumerate(moves):
         stop = moves[i + 1].ts if i + 1 < len(moves) else end
@@ -159,7 +186,9 @@ def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
-_STEADY = {MemberState.STABLE, ClassicGroupState.STABLE, ClassicGroupState.EMPTY}
+_STEADY = {MemberState.STABLE, ClassicGroupState.STABLE, ClassicGroupState.EMPTY,
+           ConsumerMemberState.STABLE, ConsumerMemberState.UNSUBSCRIBED,
+           ConsumerGroupState.STABLE, ConsumerGroupState.EMPTY}
 MIN_WIDTH = 0.008
 """The narrowest a state that is not steady is drawn, as a share of the window (about 6 px of
 the 9 in figure): a 14 ms rebalance in a 100 s run is a bar, not a hairline. Its real length
@@ -245,10 +274,12 @@ def swimlanes(trace: Iterable[TraceEvent], *, members: Sequence[str] | None = No
         end = start + 1
     min_ms = (end - start) * MIN_WIDTH
     lanes: list[tuple[str, list[Segment], dict[Any, str]]] = []
+    colours_of = {**GROUP_COLOURS, **CONSUMER_GROUP_COLOURS, **MEMBER_COLOURS,
+                  **CONSUMER_MEMBER_COLOURS}
     for g in groups:
-        lanes.append((f"{g} (coordinator)", group_segments(trace, g, end), GROUP_COLOURS))
+        lanes.append((f"{g} (coordinator)", group_segments(trace, g, end), colours_of))
     for name, segs in member_segments(trace, members, end).items():
-        lanes.append((name, segs, MEMBER_COLOURS))
+        lanes.append((name, segs, colours_of))
     fig = _figure(9, 0.7 + _LANE_IN * max(len(lanes), 1) + 0.9)
     ax = fig.subplots()
     pauses = [(e.fields["client"], e.ts, e.fields["until"]) for e in _events(trace)
@@ -310,7 +341,18 @@ def swimlanes(trace: Iterable[TraceEvent], *, members: Sequence[str] | None = No
     ax.grid(axis="x", color="#e0e0e0", linewidth=0.6)
     ax.set_axisbelow(True)
     ax.set_title(title or "Member states over virtual time", fontsize=11)
+    shown = {s.state for _, segs, _ in lanes for s in segs}
+    modern = [s for s in (*CONSUMER_GROUP_COLOURS, *CONSUMER_MEMBER_COLOURS) if s in shown]
     handles = [Patch(facecolor=c, label=str(s)) for s, c in MEMBER_COLOURS.items()]
+    if modern:  # KIP-848 lanes: their states, each once (a group's and a member's STABLE...)
+        handles = []
+        labels_seen: set[str] = set()
+        for s in modern:
+            if str(s) not in labels_seen and str(s) not in ("Empty", "Dead"):
+                labels_seen.add(str(s))
+                handles.append(Patch(facecolor=colours_of[s], label=str(s)))
+        handles += [Patch(facecolor=c, label=str(s)) for s, c in MEMBER_COLOURS.items()
+                    if s in shown]
     handles += [Patch(facecolor=GROUP_COLOURS[ClassicGroupState.EMPTY], label="Empty"),
                 Patch(facecolor=GROUP_COLOURS[ClassicGroupState.DEAD], label="Dead"),
                 Patch(facecolor="none", edgecolor="#37474f", hatch="///", label="paused"),

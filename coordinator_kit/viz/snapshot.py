@@ -37,6 +37,7 @@ from ..client.member import MemberState
 from ..cluster import CoordinatorAnswer, Lost, _arrived, _Exchange, _IN_LANE
 from ..group.config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from ..group.manager import heartbeat_key, join_key, sync_key
+from ..group.modern.manager import rebalance_timeout_key, session_timeout_key
 from ..group.protocol import ConsumerProtocolAssignment
 from ..logs.layout import format_timestamp
 
@@ -53,6 +54,9 @@ __all__ = ["ClusterSnapshot", "BrokerView", "ContextView", "PartitionView", "Rep
 REQUEST_PHASES = ("to-broker", "at-coordinator", "returning", "lost")
 
 _RUNNING_HEARTBEAT = (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
+# a KIP-848 client sends no heartbeats in these states (`MemberState` of the Java client;
+# AbstractMembershipManager.shouldSkipHeartbeat)
+_NO_HEARTBEAT = frozenset(("UNSUBSCRIBED", "FENCED", "FATAL", "STALE"))
 _HELD_APIS = {"_on_heartbeat": "Heartbeat", "_on_join": "JoinGroup", "_on_sync": "SyncGroup",
               "_on_commit": "OffsetCommit", "_on_fetch": "OffsetFetch",
               "_on_find": "FindCoordinator"}
@@ -154,8 +158,18 @@ class GroupMemberView:
     session: TimerBar | None
     broker: int
     # what the coordinator handed it in SyncGroup (its `ConsumerProtocolAssignment`), as
-    # "topic-partition" names; empty before the leader's assignment and for other protocols
+    # "topic-partition" names; empty before the leader's assignment and for other protocols.
+    # A consumer group's (KIP-848) member: the partitions it owns now (its current assignment)
     assignment: tuple[str, ...] = ()
+    # a consumer group's member only (None/() in a classic group): its member epoch, its
+    # MemberState on the coordinator (STABLE, UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS),
+    # the target assignment the coordinator wants it to reach, the partitions it must give up
+    # first, and its rebalance timer (`rebalance.timeout.ms`, running while it revokes)
+    member_epoch: int | None = None
+    member_state: str | None = None
+    target: tuple[str, ...] = ()
+    revoking: tuple[str, ...] = ()
+    rebalance: TimerBar | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +188,11 @@ class GroupView:
     members: tuple[GroupMemberView, ...]
     awaiting_join: int
     rebalance: TimerBar | None
+    # "classic", or "consumer" for a KIP-848 consumer group: then `state` is a
+    # ConsumerGroupState (Empty, Assigning, Reconciling, Stable), `generation` the group epoch,
+    # `assignment_epoch` the target assignment's epoch and `protocol` the server assignor
+    group_type: str = "classic"
+    assignment_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +251,10 @@ class ConsumerView:
     # answers' errors, so `error` is ""); empty for the simulation's consumers
     software: str = ""
     last_request: AnswerView | None = None
+    # "consumer" for a KIP-848 member (`group.protocol=consumer`): then `state` is the Java
+    # client's MemberState (JOINING, RECONCILING, ACKNOWLEDGING, STABLE, FENCED...) and
+    # `generation` its member epoch
+    group_protocol: str = "classic"
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +337,12 @@ def _brokers_and_groups(cluster: Cluster, now: int
                 names = tuple(gid for gid, _ in found)
                 groups.extend(_group_view(cluster, b, tp.partition, leader, ctx, manager, g, now)
                               for _, g in found)
+                modern = coordinator.shard.consumer_groups
+                if modern.has_groups:  # KIP-848 consumer groups
+                    found_cg = sorted(modern.groups.items(), key=lambda kv: kv[0])
+                    names = tuple(sorted(names + tuple(gid for gid, _ in found_cg)))
+                    groups.extend(_consumer_group_view(b, tp.partition, leader, ctx, modern, g,
+                                                       now) for _, g in found_cg)
             contexts.append(ContextView(tp.partition, ctx.state.name, ctx.epoch, leader, names,
                                         len(ctx.deferred)))
         leads = tuple(tp.partition for tp, p in items if p.leader_id == b)
@@ -372,6 +401,50 @@ def _group_view(cluster: Cluster, broker: int, partition: int, leader: bool, ctx
                      group.generation_id, group.protocol_type, group.protocol_name,
                      group.leader_id, None if leader_member is None else leader_member.client_id,
                      tuple(members), group.num_members_awaiting_join, rebalance)
+
+
+def _partition_names(assignment: Any, manager: Any) -> tuple[str, ...]:
+    """A consumer group assignment (topic id -> partitions) as sorted "topic-partition"
+    names, topics named through the coordinator's metadata image."""
+    out = []
+    for tid, parts in assignment.items():
+        name = manager.topics.name_of(tid) or tid
+        out.extend((name, p) for p in parts)
+    return tuple(f"{t}-{p}" for t, p in sorted(out))
+
+
+def _consumer_group_view(broker: int, partition: int, leader: bool, ctx: Any, manager: Any,
+                         group: Any, now: int) -> GroupView:
+    """A KIP-848 consumer group as its coordinator holds it (`ConsumerGroup`): group epoch,
+    target assignment epoch, each member's epoch, MemberState, current and target assignment,
+    and the coordinator's session and rebalance timers of each member
+    (`GroupMetadataManager.consumerGroupSessionTimeoutKey` / `consumerGroupRebalanceTimeoutKey`)."""
+    timer = ctx.timer
+    gid = group.group_id
+    session_ms = manager.config.consumer_group_session_timeout_ms
+    members = []
+    for m in sorted(group.members.values(), key=lambda m: (m.client_id, m.member_id)):
+        key = session_timeout_key(gid, m.member_id)
+        left = _task_remaining(timer, key, now)
+        session = None if left is None else TimerBar(
+            "session.timeout.ms", key, left[0], max(session_ms, left[0]), "coordinator",
+            note="fencing queued" if left[1] else "")
+        rkey = rebalance_timeout_key(gid, m.member_id)
+        rleft = _task_remaining(timer, rkey, now)
+        rebalance = None if rleft is None else TimerBar(
+            "rebalance.timeout.ms", rkey, rleft[0], max(m.rebalance_timeout_ms, rleft[0]),
+            "coordinator", note="fencing queued" if rleft[1] else "revoking")
+        members.append(GroupMemberView(
+            m.member_id, m.client_id, m.instance_id, False, False, "", session, broker,
+            _partition_names(m.assigned_partitions, manager), m.member_epoch, m.state.name,
+            _partition_names(group.target_assignment.get(m.member_id) or {}, manager),
+            _partition_names(m.partitions_pending_revocation, manager), rebalance))
+    from ..group.modern.describe import preferred_server_assignor
+    from ..group.modern.manager import DEFAULT_SERVER_ASSIGNOR
+    return GroupView(gid, broker, partition, leader, ctx.state.name, group.state.value,
+                     group.group_epoch, "consumer",
+                     preferred_server_assignor(group, None) or DEFAULT_SERVER_ASSIGNOR,
+                     None, None, tuple(members), 0, None, "consumer", group.assignment_epoch)
 
 
 def _assigned(data: bytes) -> tuple[str, ...]:
@@ -477,7 +550,20 @@ def _consumer_view(cluster: Cluster, c: Any, groups: tuple[GroupView, ...], now:
     if c.running and c.processing_ms > config.heartbeat_interval_ms:
         status.append(f"slow poll: {c.processing_ms:,} ms per poll")
     timers: list[TimerBar] = []
-    if c.running:
+    modern = getattr(c, "membership", None) is not None  # an AsyncConsumer (KIP-848)
+    if c.running and modern:
+        interval = c.heartbeat_interval_ms
+        if interval > 0 and c.state.name not in _NO_HEARTBEAT and c.fatal is None:
+            note = ("paused" if paused else "no coordinator" if c.coordinator is None
+                    else "in flight" if c._hb_inflight else "")
+            timers.append(TimerBar("heartbeat.interval.ms", f"heartbeat {c.name}",
+                                   max(0, c._hb_due - now), interval, "consumer",
+                                   deadline=False, note=note))
+        poll = config.max_poll_interval_ms
+        timers.append(TimerBar("max.poll.interval.ms", f"poll {c.name}",
+                               max(0, c.last_poll + poll - now), poll, "consumer",
+                               note="paused" if paused else ""))
+    elif c.running:
         if c.state in _RUNNING_HEARTBEAT and c.fatal is None:
             interval = config.heartbeat_interval_ms
             note = ("paused" if paused else "no coordinator" if c.coordinator is None
@@ -496,8 +582,9 @@ def _consumer_view(cluster: Cluster, c: Any, groups: tuple[GroupView, ...], now:
         c.name, config.group_id, cluster.partition_of(config.group_id).partition, c.state.name,
         c.generation.generation_id, c.member_id, c.generation.protocol_name, c.coordinator,
         tuple(str(tp) for tp in sorted(c.owned)), process, tuple(status), cut,
-        c.drop_heartbeats, c.processing_ms, c.rejoin_needed, tuple(timers), memberships,
-        _answer_view(c.last_answer), _held_answers(c))
+        c.drop_heartbeats, c.processing_ms, False if modern else c.rejoin_needed,
+        tuple(timers), memberships, _answer_view(c.last_answer), _held_answers(c),
+        group_protocol="consumer" if modern else "classic")
 
 
 # -- members the cluster knows only as members ---------------------------------------------------
@@ -513,7 +600,7 @@ def coordinator_members(snapshot: ClusterSnapshot, group_id: str | None = None
                         ) -> tuple[ConsumerView, ...]:
     """A `ConsumerView` for every member a coordinator holds that is none of the snapshot's
     consumers: the real clients of a live server (`coordinator_kit.live`), which the cluster
-    knows only as members of its groups (`ClassicGroup.members`).
+    knows only as members of its groups (`ClassicGroup.members`, `ConsumerGroup.members`).
 
     Everything comes from the group on its coordinator: the member's state as the coordinator
     sees it (STABLE while the group is Stable; PREPARING_REBALANCE at the join barrier...), the
@@ -521,7 +608,9 @@ def coordinator_members(snapshot: ClusterSnapshot, group_id: str | None = None
     (decoded `ConsumerProtocolAssignment`) and its session timer, with any old copy on a
     broker that no longer leads the partition. The process is not known to the cluster: it
     says "running", and a caller that knows better (the live panel) replaces `process` and
-    `status`. Members come sorted by group, then client id; two members with one client id
+    `status`. A KIP-848 member's state is its MemberState on the coordinator (STABLE,
+    UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS) and its generation its member epoch.
+    Members come sorted by group, then client id; two members with one client id
     are told apart by their member ids. `group_id` keeps one group's."""
     known_ids = {c.member_id for c in snapshot.consumers if c.member_id}
     known_names = {c.name for c in snapshot.consumers}
@@ -539,14 +628,18 @@ def coordinator_members(snapshot: ClusterSnapshot, group_id: str | None = None
     for g, m in rows:
         name = m.client_id if clients.count(m.client_id) == 1 else \
             f"{m.client_id} ({m.member_id[-_UUID_SUFFIX + 1:][:8]})"
-        state = "PREPARING_REBALANCE" if m.awaiting == "join" else \
+        modern = g.group_type == "consumer"
+        # a KIP-848 member: its MemberState and epoch as the coordinator keeps them
+        state = (m.member_state or "UNKNOWN") if modern else \
+            "PREPARING_REBALANCE" if m.awaiting == "join" else \
             _STATE_SEEN.get(g.state, "UNJOINED")
         copies = tuple(x for other in snapshot.groups if other.group_id == g.group_id
                        for x in other.members if x.member_id == m.member_id)
         views.append(ConsumerView(
-            name, g.group_id, g.partition, state, g.generation, m.member_id, g.protocol,
-            g.broker, m.assignment, "running", (), False, False, 0, False, (), copies, None,
-            ()))
+            name, g.group_id, g.partition, state,
+            m.member_epoch if modern and m.member_epoch is not None else g.generation,
+            m.member_id, g.protocol, g.broker, m.assignment, "running", (), False, False, 0,
+            False, (), copies, None, (), group_protocol="consumer" if modern else "classic"))
     return tuple(views)
 
 
