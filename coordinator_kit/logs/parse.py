@@ -53,7 +53,7 @@ from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, END, HEAD_RE, JSON
                        is_coordination_logger, normalise_level, source_of)
 
 __all__ = ["ParseCounts", "ParseResult", "classify_line", "parse_lines",
-           "parse_paths", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE",
+           "parse_paths", "iter_parsed", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE",
            "JSON_EPOCH_RE", "EPOCH_MILLIS_FROM", "TS_MIN", "TS_MAX", "KIT_DATA_FILES",
            "kit_data_file", "skipped_note", "SkippedFilesWarning", "LogInputWarning",
            "notes_warning", "BAD_TIME"]
@@ -475,20 +475,30 @@ def read_file_lines(f: LogFile, counts: ParseCounts | None = None
             counts.notes.append(damage_note(f, stream.damage, counts.read - before))
 
 
+def iter_parsed(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                counts: ParseCounts) -> Iterator[tuple[str, dict[str, Any]]]:
+    """("event" | "quarantine", row) for every file under `paths`, in (file, line) order,
+    one row at a time (memory stays flat whatever the input's size); `counts` is filled as
+    the rows go by, its notes first. `parse_paths` keeps the rows; `logs parse` streams them
+    to Parquet."""
+    inputs = scan_inputs(paths)
+    _report_kit_files(inputs.kit_files, None)
+    counts.notes.extend(inputs.notes)
+    for f in inputs.files:
+        yield from read_file_lines(f, counts)
+    counts.check()
+    notes_warning(counts.notes)
+
+
 def parse_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
                 ) -> ParseResult:
     """Parse every file under `paths`; events and quarantine in (file, line) order.
 
     What was decided about the input (logs.inputs: symlinks, damaged or unreadable files) is
     in `counts.notes`, and said once as a LogInputWarning."""
-    inputs = scan_inputs(paths)
-    _report_kit_files(inputs.kit_files, None)
-    counts = ParseCounts(notes=list(inputs.notes))
+    counts = ParseCounts()
     events: list[dict[str, Any]] = []
     quarantine: list[dict[str, Any]] = []
-    for f in inputs.files:
-        for kind, row in read_file_lines(f, counts):
-            (events if kind == "event" else quarantine).append(row)
-    counts.check()
-    notes_warning(counts.notes)
+    for kind, row in iter_parsed(paths, counts):
+        (events if kind == "event" else quarantine).append(row)
     return ParseResult(events, quarantine, counts)
