@@ -22,7 +22,8 @@ from coordinator_kit.logs.parse import parse_paths
 from coordinator_kit.logs.quarantine import quarantine_shapes
 from coordinator_kit.spark.report import write_report
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark,
+              pytest.mark.filterwarnings("ignore::coordinator_kit.logs.parse.SkippedFilesWarning")]
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "logs"

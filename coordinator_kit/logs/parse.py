@@ -415,13 +415,14 @@ def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     return [f.path for f in inputs.files]
 
 
-def _report_kit_files(left_out: list[Path], skipped: list[Path] | None) -> None:
+def _report_kit_files(left_out: list[Path], skipped: list[Path] | None,
+                      stacklevel: int = 3) -> None:
     if left_out:
         if skipped is not None:
             skipped.extend(left_out)
         else:
             import warnings
-            warnings.warn(skipped_note(left_out), SkippedFilesWarning, stacklevel=3)
+            warnings.warn(skipped_note(left_out), SkippedFilesWarning, stacklevel=stacklevel)
 
 
 class LogInputWarning(UserWarning):
@@ -429,12 +430,13 @@ class LogInputWarning(UserWarning):
     (`ParseCounts.notes`)."""
 
 
-def notes_warning(notes: list[InputNote]) -> None:
+def notes_warning(notes: list[InputNote], stacklevel: int = 3) -> None:
     """Say the notes once, as a LogInputWarning (notebooks show it; the CLI prints them)."""
     if notes:
         import warnings
         warnings.warn("\n".join([f"{len(notes)} note(s) on the input:"]
-                                 + [f"  {n}" for n in notes]), LogInputWarning, stacklevel=3)
+                                 + [f"  {n}" for n in notes]), LogInputWarning,
+                      stacklevel=stacklevel)
 
 
 def skipped_note(files: list[Path]) -> str:
@@ -476,18 +478,18 @@ def read_file_lines(f: LogFile, counts: ParseCounts | None = None
 
 
 def iter_parsed(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-                counts: ParseCounts) -> Iterator[tuple[str, dict[str, Any]]]:
+                counts: ParseCounts, *, _depth: int = 0) -> Iterator[tuple[str, dict[str, Any]]]:
     """("event" | "quarantine", row) for every file under `paths`, in (file, line) order,
     one row at a time (memory stays flat whatever the input's size); `counts` is filled as
     the rows go by, its notes first. `parse_paths` keeps the rows; `logs parse` streams them
     to Parquet."""
     inputs = scan_inputs(paths)
-    _report_kit_files(inputs.kit_files, None)
+    _report_kit_files(inputs.kit_files, None, stacklevel=3 + _depth)
     counts.notes.extend(inputs.notes)
     for f in inputs.files:
         yield from read_file_lines(f, counts)
     counts.check()
-    notes_warning(counts.notes)
+    notes_warning(counts.notes, stacklevel=3 + _depth)
 
 
 def parse_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
@@ -499,6 +501,6 @@ def parse_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     counts = ParseCounts()
     events: list[dict[str, Any]] = []
     quarantine: list[dict[str, Any]] = []
-    for kind, row in iter_parsed(paths, counts):
+    for kind, row in iter_parsed(paths, counts, _depth=1):    # warnings name our caller
         (events if kind == "event" else quarantine).append(row)
     return ParseResult(events, quarantine, counts)
