@@ -131,3 +131,27 @@ def test_the_python_analyses_read_a_pandas_frame_like_the_rows():
     frame = result.to_pandas()
     for key, df in _results(P, result.events).items():
         assert df.equals(_results(P, frame)[key]), key
+
+
+def test_the_two_modules_share_their_constants():
+    """Every constant of spark.analyses (event names, states, causes, columns, patterns) is in
+    logs.analyses with the same value: a constant added or changed on one side only (new log
+    events to read, say) fails here before it can make the results differ."""
+    from coordinator_kit.spark import analyses as S
+
+    def constants(module):
+        return {n: v for n, v in vars(module).items()
+                if n.lstrip("_").isupper() and not n.startswith("__")
+                and isinstance(v, (str, tuple, list, dict, set, frozenset))}
+
+    python = constants(P)
+    for name, value in constants(S).items():
+        assert name in python, f"spark.analyses.{name} has no counterpart in logs.analyses"
+        mine = python[name]
+        if name == "ANALYSES":                  # name -> (function, title): same names, titles
+            assert {k: (f.__name__, t) for k, (f, t) in mine.items()} == \
+                {k: (f.__name__, t) for k, (f, t) in value.items()}
+        elif isinstance(value, (list, set, frozenset)):
+            assert set(mine) == set(value), name
+        else:
+            assert mine == value, name

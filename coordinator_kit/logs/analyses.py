@@ -199,8 +199,12 @@ def _key(*values: Any) -> tuple:
     return tuple(_nf(v) for v in values)
 
 
+# The order of lines: by time, then where they were read (file, line).
+ORDER = ("ts", "file", "line")
+
+
 def _order(r: Row) -> tuple:
-    """ORDER = (ts, file, line): the order of lines within a window."""
+    """ORDER: the order of lines within a window."""
     return (_nf(r["ts"]), _nf(r["file"]), _nf(r["line"]))
 
 
@@ -555,7 +559,8 @@ def _client_episodes(logs: Any) -> list[Row]:
 
 _DEPARTURE_COLUMNS = tuple(COLUMN_TYPES["member_departures"])
 
-_POLL_TIMEOUT = _re(r"(?i)poll timeout|poll interval|max\.poll|poll expired")
+_POLL_TIMEOUT_TEXT = r"(?i)poll timeout|poll interval|max\.poll|poll expired"
+_POLL_TIMEOUT = _re(_POLL_TIMEOUT_TEXT)
 _OLD_MEMBER = [_re(r"previously mapped member (\S+?)(?: with|,|\.?\s*$)"),
                _re(r"old member (?:id )?(\S+?) will be removed")]
 _INSTANCE_ID = _re(r"(groupInstanceId=[^\s,]+)")
