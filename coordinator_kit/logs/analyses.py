@@ -129,7 +129,25 @@ _INPUT_COLUMNS = ("ts", "source", "event", "group", "member", "generation", "sta
 class Prepared(list):
     """Timed events (ts and event not NULL) as row dicts with `ts` in microseconds since the
     epoch (UTC): what every analysis reads. `prepare` builds it once; the analyses accept it
-    as it is, so `logs report` converts the events once for all of them."""
+    as it is, so `logs report` converts the events once for all of them, and the helpers that
+    several analyses share (`_group_lines`, `_client_episodes`) run once per Prepared."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.cache: dict[str, Any] = {}
+
+
+def _cached(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`fn(logs)` computed once per Prepared (its result is shared: callers do not change
+    it)."""
+    def wrapper(logs: Any) -> Any:
+        logs = prepare(logs)
+        if fn.__name__ not in logs.cache:
+            logs.cache[fn.__name__] = fn(logs)
+        return logs.cache[fn.__name__]
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
 
 
 def _micros(ts: Any) -> int | None:
@@ -180,6 +198,7 @@ def prepare(logs: Any) -> Prepared:
             continue
         row = {c: r.get(c) for c in _INPUT_COLUMNS}
         row["ts"] = _micros(r["ts"])
+        row["_order"] = (row["ts"], _nf(row["file"]), _nf(row["line"]))
         out.append(row)
     return out
 
@@ -204,18 +223,23 @@ ORDER = ("ts", "file", "line")
 
 
 def _order(r: Row) -> tuple:
-    """ORDER: the order of lines within a window."""
-    return (_nf(r["ts"]), _nf(r["file"]), _nf(r["line"]))
+    """ORDER: the order of lines within a window (ts is never NULL here: `prepare` keeps
+    timed lines only; a row made here without `_order` gets it from its columns)."""
+    found = r.get("_order")
+    return found if found is not None else (r["ts"], _nf(r["file"]), _nf(r["line"]))
 
 
 def _partitions(rows: Iterable[Row], *keys: str) -> Iterator[list[Row]]:
     """`Window.partitionBy(*keys).orderBy(*ORDER)`: each partition's rows in order."""
-    parts: dict[tuple, list[Row]] = defaultdict(list)
-    for r in rows:
-        parts[tuple(r[k] for k in keys)].append(r)
-    for part in parts.values():
-        part.sort(key=_order)
-        yield part
+    parts: dict[Any, list[Row]] = defaultdict(list)
+    if len(keys) == 1:
+        key = keys[0]
+        for r in sorted(rows, key=_order):
+            parts[r[key]].append(r)
+    else:
+        for r in sorted(rows, key=_order):
+            parts[tuple(r[k] for k in keys)].append(r)
+    yield from parts.values()
 
 
 def _ms(micros: int | None) -> int | None:
@@ -302,6 +326,7 @@ _GROUP_EVENTS = set(_EPISODE_ENDS) | {REBALANCE_STARTED, GROUP_STABILIZED}
 _STATES_SEEN = set(CLASSIC_GROUP_STATES) | set(_STATE_ALIASES)
 
 
+@_cached
 def _group_lines(logs: Any) -> list[Row]:
     """Broker lines about a classic group with `new_state`, `members_n`, `members_known`
     (spark.analyses._group_lines)."""
@@ -345,6 +370,7 @@ def _client_lines(logs: Any, events: Sequence[str]) -> list[Row]:
     return out
 
 
+@_cached
 def _broker_groups(logs: Any) -> set[str]:
     return {r["group"] for r in _group_lines(logs)}
 
@@ -481,6 +507,7 @@ def _coalesce(*values: Any) -> Any:
     return next((v for v in values if v is not None), None)
 
 
+@_cached
 def _client_episodes(logs: Any) -> list[Row]:
     """Episodes from the clients' join/sync lines, with `joined_ts`
     (spark.analyses._client_episodes)."""

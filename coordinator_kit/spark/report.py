@@ -191,9 +191,10 @@ def write_report(events: Any, out: IO[str], *, limit: int = 20, width: int = 60,
     pure-Python parser's rows (`parse_paths(...).events`, or their pandas DataFrame): then
     `logs.analyses` runs them, without Spark, and the text is the same byte for byte."""
     frames = _SparkFrames() if _is_spark(events) else _PythonFrames()
-    n, files, first, last = frames.span(events)
     A = frames.analyses()
-    events = frames.prepare(events)
+    prepared = frames.prepare(events)
+    n, files, first, last = frames.span(events, prepared)
+    events = prepared
     out.write(f"{n} coordinator events from {files} file(s)")
     if first is not None:
         out.write(f", {first} to {last} UTC")
@@ -247,7 +248,7 @@ class _SparkFrames:
         return events
 
     @staticmethod
-    def span(events: Any) -> tuple[int, int, str | None, str | None]:
+    def span(events: Any, prepared: Any) -> tuple[int, int, str | None, str | None]:
         from pyspark.sql import functions as F
 
         fmt = "yyyy-MM-dd HH:mm:ss"
@@ -295,19 +296,17 @@ class _PythonFrames:
         return prepare(events)
 
     @staticmethod
-    def span(events: Any) -> tuple[int, int, str | None, str | None]:
-        from ..logs.analyses import prepare
-
+    def span(events: Any, prepared: Any) -> tuple[int, int, str | None, str | None]:
+        """Every event counts (also those without a time stamp, which `prepared` leaves
+        out); first and last time from the timed ones."""
         if hasattr(events, "columns"):                 # a pandas DataFrame of the rows
             files = int(events["file"].nunique())
-            n = len(events)
         else:
             files = len({r["file"] for r in events if r["file"] is not None})
-            n = len(events)
-        stamps = [r["ts"] for r in prepare(events)]
+        stamps = [r["ts"] for r in prepared]
         if not stamps:
-            return n, files, None, None
-        return n, files, _ts_text(min(stamps))[:19], _ts_text(max(stamps))[:19]
+            return len(events), files, None, None
+        return len(events), files, _ts_text(min(stamps))[:19], _ts_text(max(stamps))[:19]
 
     @staticmethod
     def empty(df: Any) -> bool:
