@@ -52,8 +52,8 @@ from .patterns import (BLANK_RE, CONTINUATION_RE, CONTROL_RE, END, HEAD_RE, JSON
                        LAYOUT_CLASSIFIER, MESSAGE_CLASSIFIER, MESSAGE_ENTRIES,
                        is_coordination_logger, normalise_level, source_of)
 
-__all__ = ["ParseCounts", "ParseResult", "classify_line", "parse_lines",
-           "parse_paths", "iter_parsed", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE",
+__all__ = ["ParseCounts", "ParseResult", "classify_line", "parse_lines", "iter_parsed",
+           "parse_paths", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE",
            "JSON_EPOCH_RE", "EPOCH_MILLIS_FROM", "TS_MIN", "TS_MAX", "KIT_DATA_FILES",
            "kit_data_file", "skipped_note", "SkippedFilesWarning", "LogInputWarning",
            "notes_warning", "BAD_TIME"]

@@ -144,24 +144,8 @@ def _no_events(paths: list[str], counts: Any) -> None:
 
 
 def _parse(paths: list[str], spark: Any, engine: str) -> tuple[Any, Any, Any, list[Any]]:
-    """(events DataFrame, quarantine shapes, a function giving the counts, input notes).
-
-    With engine "python" (`logs report` itself runs that engine without Spark,
-    `_report_python`) the events parsed by `logs.parse` are handed to Spark as one table:
-    the same rows as Spark's own parse, without its cold query over the text."""
-    if engine == "python":
-        import pyarrow as pa
-
-        from ..logs.parse import parse_paths
-        from ..logs.quarantine import quarantine_shapes
-        from .schema import arrow_schema, spark_schema
-
-        result = parse_paths(paths)
-        table = pa.Table.from_pylist(result.events, schema=arrow_schema())
-        events = (spark.createDataFrame(table, spark_schema()) if table.num_rows
-                  else spark.createDataFrame([], spark_schema()))
-        return (events, quarantine_shapes(result.quarantine), lambda: result.counts,
-                result.counts.notes)
+    """(events DataFrame, quarantine shapes, a function giving the counts, input notes) from
+    Spark's own parse (engine "python" does not come here: `_report_python`)."""
     from .load import parse_logs
     from .quarantine import quarantine_shapes_spark
 
