@@ -146,3 +146,69 @@ def test_quarantine_command_prints_the_shapes(tmp_path):
     assert "engine:" not in done.stderr            # asked for: nothing to explain
     missing = _cli("quarantine", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def _without_spark(tmp_path: Path) -> dict[str, str]:
+    """An environment in which `import pyspark` (and py4j, its bridge to the JVM) fails: a
+    command that reaches for Spark dies with that ImportError instead of starting a JVM."""
+    import os
+    for name in ("pyspark", "py4j"):
+        package = tmp_path / "no-spark" / name
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").write_text(
+            f"raise ImportError('{name} is blocked: this command must not start Spark')\n")
+    return {"PYTHONPATH": os.pathsep.join([str(tmp_path / "no-spark"),
+                                           str(Path(__file__).resolve().parents[1])])}
+
+
+def test_report_auto_on_a_small_input_starts_no_jvm_and_prints_the_python_analyses(tmp_path):
+    """`logs report` below AUTO_SPARK_BYTES: the pure-Python parser and logs.analyses, with
+    pyspark unimportable; the text is write_report's on the parser's rows (the Spark engine
+    prints the same bytes: tests/test_logs_analyses_identity.py)."""
+    import io
+
+    from coordinator_kit.spark.report import write_report
+
+    done = _cli("report", str(DATA), env=_without_spark(tmp_path))
+    assert done.returncode == 0, done.stderr
+    result = parse_paths(DATA)
+    expected = io.StringIO()
+    write_report(result.events, expected, shapes=quarantine_shapes(result.quarantine))
+    assert done.stdout == expected.getvalue()
+    assert "== Rebalance episodes per group" in done.stdout
+    # Only the kit's own lines on stderr: which engine ran and why, the notes on the input.
+    assert re.search(r"^logs report: engine: python \(", done.stderr, re.M)
+    assert all(line.startswith(("logs report: ", "logs: ")) for line in
+               done.stderr.splitlines()), done.stderr
+    # The same with --engine python, and quarantine and parse: none of them needs Spark.
+    assert _cli("report", str(DATA), "--engine", "python",
+                env=_without_spark(tmp_path)).stdout == done.stdout
+    assert _cli("quarantine", str(DATA), env=_without_spark(tmp_path)).returncode == 0
+    parsed = _cli("parse", str(DATA), "--out", str(tmp_path / "out"),
+                  env=_without_spark(tmp_path))
+    assert parsed.returncode == 0, parsed.stderr
+
+
+def test_report_spark_engine_needs_spark(tmp_path):
+    """--engine spark keeps the Spark path: without pyspark it fails, it does not fall back."""
+    done = _cli("report", str(DATA), "--engine", "spark", env=_without_spark(tmp_path))
+    assert done.returncode != 0
+    assert "pyspark is blocked" in done.stderr
+
+
+def test_parse_streams_large_inputs_to_parquet_in_batches(tmp_path):
+    """write_parsed_python writes row groups of `batch_rows` as it reads (memory stays flat)
+    and gives the same rows as parse_paths, in the same order."""
+    import pyarrow.parquet as pq
+
+    from coordinator_kit.spark.cli import write_parsed_python
+
+    counts = write_parsed_python([str(DATA)], tmp_path / "out", batch_rows=7)
+    result = parse_paths(DATA)
+    assert counts.summary() == result.counts.summary()
+    events = pq.ParquetFile(tmp_path / "out" / "events.parquet")
+    assert events.metadata.num_row_groups > 1
+    assert events.read().to_pylist() == result.events
+    assert pq.read_table(tmp_path / "out" / "quarantine.parquet").to_pylist() == \
+        result.quarantine
+    assert not list((tmp_path / "out").glob(".*partial"))

@@ -56,7 +56,7 @@ from .patterns import (BARE_LAYOUT, BARE_OK, BLANK_RE, CONTINUATION_RE, CONTROL_
                        LAYOUT_CLASSIFIER, MESSAGE_CLASSIFIER, MESSAGE_ENTRIES,
                        is_coordination_logger, normalise_level, source_of)
 
-__all__ = ["ParseCounts", "ParseResult", "classify_line", "parse_lines",
+__all__ = ["ParseCounts", "ParseResult", "classify_line", "parse_lines", "iter_parsed",
            "parse_paths", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE",
            "JSON_EPOCH_RE", "EPOCH_MILLIS_FROM", "TS_MIN", "TS_MAX", "KIT_DATA_FILES",
            "kit_data_file", "skipped_note", "SkippedFilesWarning", "LogInputWarning",
@@ -538,13 +538,14 @@ def expand_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]
     return [f.path for f in inputs.files]
 
 
-def _report_kit_files(left_out: list[Path], skipped: list[Path] | None) -> None:
+def _report_kit_files(left_out: list[Path], skipped: list[Path] | None,
+                      stacklevel: int = 3) -> None:
     if left_out:
         if skipped is not None:
             skipped.extend(left_out)
         else:
             import warnings
-            warnings.warn(skipped_note(left_out), SkippedFilesWarning, stacklevel=3)
+            warnings.warn(skipped_note(left_out), SkippedFilesWarning, stacklevel=stacklevel)
 
 
 class LogInputWarning(UserWarning):
@@ -552,12 +553,13 @@ class LogInputWarning(UserWarning):
     (`ParseCounts.notes`)."""
 
 
-def notes_warning(notes: list[InputNote]) -> None:
+def notes_warning(notes: list[InputNote], stacklevel: int = 3) -> None:
     """Say the notes once, as a LogInputWarning (notebooks show it; the CLI prints them)."""
     if notes:
         import warnings
         warnings.warn("\n".join([f"{len(notes)} note(s) on the input:"]
-                                 + [f"  {n}" for n in notes]), LogInputWarning, stacklevel=3)
+                                 + [f"  {n}" for n in notes]), LogInputWarning,
+                      stacklevel=stacklevel)
 
 
 def skipped_note(files: list[Path]) -> str:
@@ -598,20 +600,30 @@ def read_file_lines(f: LogFile, counts: ParseCounts | None = None
             counts.notes.append(damage_note(f, stream.damage, counts.read - before))
 
 
+def iter_parsed(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                counts: ParseCounts, *, _depth: int = 0) -> Iterator[tuple[str, dict[str, Any]]]:
+    """("event" | "quarantine", row) for every file under `paths`, in (file, line) order,
+    one row at a time (memory stays flat whatever the input's size); `counts` is filled as
+    the rows go by, its notes first. `parse_paths` keeps the rows; `logs parse` streams them
+    to Parquet."""
+    inputs = scan_inputs(paths)
+    _report_kit_files(inputs.kit_files, None, stacklevel=3 + _depth)
+    counts.notes.extend(inputs.notes)
+    for f in inputs.files:
+        yield from read_file_lines(f, counts)
+    counts.check()
+    notes_warning(counts.notes, stacklevel=3 + _depth)
+
+
 def parse_paths(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
                 ) -> ParseResult:
     """Parse every file under `paths`; events and quarantine in (file, line) order.
 
     What was decided about the input (logs.inputs: symlinks, damaged or unreadable files) is
     in `counts.notes`, and said once as a LogInputWarning."""
-    inputs = scan_inputs(paths)
-    _report_kit_files(inputs.kit_files, None)
-    counts = ParseCounts(notes=list(inputs.notes))
+    counts = ParseCounts()
     events: list[dict[str, Any]] = []
     quarantine: list[dict[str, Any]] = []
-    for f in inputs.files:
-        for kind, row in read_file_lines(f, counts):
-            (events if kind == "event" else quarantine).append(row)
-    counts.check()
-    notes_warning(counts.notes)
+    for kind, row in iter_parsed(paths, counts, _depth=1):    # warnings name our caller
+        (events if kind == "event" else quarantine).append(row)
     return ParseResult(events, quarantine, counts)

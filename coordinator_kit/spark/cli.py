@@ -12,7 +12,8 @@ or an empty input is reported on stderr with exit code 2.
 
 `--engine auto` (the default) parses small inputs with the pure-Python parser and large ones
 with Spark (`spark.engine.choose_engine`): both give the same rows, Python without the JVM's
-start.
+start. The Python parse streams its rows to Parquet (`write_parsed_python`), so its memory
+stays flat on a large input.
 
 Sub-commands register themselves on the `logs` parser: `parse` and `quarantine` here;
 `report` is added by `coordinator_kit.spark.report.add_parser(logs_subparsers)`.
@@ -73,8 +74,8 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="auto (default): the pure-Python parser below "
                    f"{AUTO_SPARK_BYTES // 2**20} MiB of input (${THRESHOLD_ENV}), Spark "
-                   "above; python: the pure-Python parser (no JVM for parse and quarantine; "
-                   "report's analyses still run in Spark); spark: always Spark (same rows)")
+                   "above; python: the pure-Python parser (and, for report, the pure-Python "
+                   "analyses): no JVM; spark: always Spark (same rows, same report)")
     p.add_argument("--master", help="Spark master URL (default: local[*], or "
                    "$COORDINATOR_KIT_SPARK_MASTER); implies Spark")
     p.add_argument("--remote", help="Spark Connect URL (or $COORDINATOR_KIT_SPARK_REMOTE); "
@@ -219,32 +220,61 @@ def run_parse(args: argparse.Namespace) -> int:
 
 
 def write_parsed_python(paths: list[str], out: str | os.PathLike[str], *,
-                        overwrite: bool = False) -> Any:
-    """The pure-Python engine: the same two Parquet outputs (single files) via pyarrow."""
+                        overwrite: bool = False, batch_rows: int = 65_536) -> Any:
+    """The pure-Python engine: the same two Parquet outputs (single files) via pyarrow.
+
+    The rows are streamed to the files `batch_rows` at a time (one row group each), so memory
+    stays flat on a large input; the files are written under temporary names and put in place
+    only once the whole input was read."""
+    import shutil
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ..logs.parse import parse_paths
-    from .schema import arrow_schema
-
     from ..logs.inputs import check_out_dir
+    from ..logs.parse import ParseCounts, iter_parsed
+    from .schema import arrow_schema
 
     out = check_out_dir(out)
     targets = {"events": out / "events.parquet", "quarantine": out / "quarantine.parquet"}
     for target in targets.values():
         if target.exists() and not overwrite:
             raise FileExistsError(f"{target} exists; remove it or pass --overwrite")
-    result = parse_paths(paths)
-    if result.counts.read == 0:
-        raise ValueError(f"no lines read from {' '.join(map(str, paths))}: the input is empty"
-                         + "".join(f"; {note}" for note in result.counts.notes))
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     schema = arrow_schema()
-    for name, rows in (("events", result.events), ("quarantine", result.quarantine)):
-        target = targets[name]
-        if target.is_dir():
-            import shutil
-            shutil.rmtree(target)
-        table = pa.Table.from_pylist(rows, schema=schema)
-        pq.write_table(table, target)
-    return result.counts
+    partial = {name: out / f".{name}.parquet.partial" for name in targets}
+    writers = {name: pq.ParquetWriter(path, schema) for name, path in partial.items()}
+    batches: dict[str, list[dict[str, Any]]] = {"events": [], "quarantine": []}
+    counts = ParseCounts()
+    done = False
+    try:
+        for kind, row in iter_parsed(paths, counts):
+            name = "events" if kind == "event" else "quarantine"
+            batch = batches[name]
+            batch.append(row)
+            if len(batch) >= batch_rows:
+                writers[name].write_table(pa.Table.from_pylist(batch, schema=schema))
+                batch.clear()
+        for name, batch in batches.items():
+            if batch:
+                writers[name].write_table(pa.Table.from_pylist(batch, schema=schema))
+        for writer in writers.values():
+            writer.close()
+        if counts.read == 0:
+            raise ValueError(f"no lines read from {' '.join(map(str, paths))}: the input is "
+                             "empty" + "".join(f"; {note}" for note in counts.notes))
+        for name, target in targets.items():
+            if target.is_dir():
+                shutil.rmtree(target)
+            partial[name].replace(target)
+        done = True
+    finally:
+        if not done:
+            for writer in writers.values():
+                writer.close()
+            for path in partial.values():
+                path.unlink(missing_ok=True)
+            if created:
+                shutil.rmtree(out, ignore_errors=True)
+    return counts

@@ -1,16 +1,23 @@
 """Which engine a `logs` command runs on: the pure-Python parser or Spark, by input size.
 
 Both engines give the same rows (tests/test_spark_load.py and tests/test_logs_engine.py check
-it on the kit's datasets), so the choice is only about time. Spark pays a fixed cost before
-its first row: starting the driver JVM and the session, and compiling its queries on a cold
-JVM (benchmarks/logs_small.py measures both; figures in benchmarks/README.md). The Python
-parser starts at once and reads ~24 MB/s on one core; Spark reads ~29 MB/s on this kind of
-2-core machine once started (benchmarks/spark_logs.py). So below `AUTO_SPARK_BYTES` of
-input, `--engine auto` (the default) parses in Python; above it, or when the input names
-remote URIs (hdfs://, s3a://: only Spark reads them), or when a Spark master or Connect
-remote is given (an argument or the kit's environment variables: the user has a cluster),
-it uses Spark. `COORDINATOR_KIT_LOGS_SPARK_BYTES` moves the threshold (e.g. lower on a
-machine with many cores).
+it on the kit's datasets), and `logs report` the same text (its analyses run in plain Python
+on the python side, `logs.analyses`; tests/test_logs_analyses_identity.py), so the choice is
+only about time. Spark pays a fixed cost before its first row: starting the driver JVM and
+the session, and compiling its queries on a cold JVM: 20-30 s for `logs parse` or `logs
+report` on 53 lines on an idle 2-core machine, minutes when the machine is busy
+(benchmarks/logs_small.py; figures in benchmarks/README.md). The Python parser starts at once
+and reads ~24 MB/s on one core, streaming its rows to Parquet (memory stays flat); Spark
+reads ~29 MB/s on this kind of 2-core machine once started (benchmarks/spark_logs.py). So
+Spark only catches up after some GB of `logs parse`; `logs report` in Python also keeps the
+rows in memory and runs its analyses on them (about as much CPU again as the parse), so it
+gives up sooner. `AUTO_SPARK_BYTES` = 512 MiB serves all three commands: below it, `--engine
+auto` (the default) parses in Python; above it, or when the input names remote URIs (hdfs://,
+s3a://: only Spark reads them), or when a Spark master or Connect remote is given (an
+argument or the kit's environment variables: the user has a cluster), it uses Spark.
+`benchmarks/logs_small.py --gigabyte` times `logs parse` on 1 GB with each engine and prints
+where Spark starts to win on the machine it runs on. `COORDINATOR_KIT_LOGS_SPARK_BYTES` moves
+the threshold (e.g. lower on a machine with many cores).
 
 Compressed files count by an estimate of their decompressed size (`COMPRESSED_RATIO` times
 their size on disk): log text compresses about that much.

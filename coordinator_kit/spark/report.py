@@ -4,13 +4,17 @@
     python -m coordinator_kit logs report broker.log client-*.log --limit 0
     python -m coordinator_kit logs report datasets/one-dies --engine spark
 
-Parses the files (or directories of them) with `load_logs`, runs every analysis of
-`coordinator_kit.spark.analyses` and prints each as a plain-text table: rebalance episodes,
-member departures, heartbeat gaps per member, coordinator loads and unloads, and the group-state
-timeline, then the quarantined lines grouped by shape. Times are UTC. The analyses are Spark
-queries; `--engine auto` (the default) parses a small input with the pure-Python parser and
-hands its rows to Spark, a large one with Spark itself (`spark.engine`). A path that does not exist, a directory with no files, files with no
-lines, or lines none of which is a coordinator event is reported on stderr with exit code 2.
+Parses the files (or directories of them), runs every analysis and prints each as a
+plain-text table: rebalance episodes, member departures, heartbeat gaps per member, coordinator
+loads and unloads, and the group-state timeline, then the quarantined lines grouped by shape.
+Times are UTC. `--engine auto` (the default) reads a small input (below
+`spark.engine.AUTO_SPARK_BYTES`) with the pure-Python parser and runs the pure-Python analyses
+of `coordinator_kit.logs.analyses` on it: no JVM starts, and the answer comes in about a second
+instead of ~30 s. A large input (or `--engine spark`, `--master`, `--remote`) goes through
+Spark: `load_logs` and the queries of `coordinator_kit.spark.analyses`. The printed text is the
+same byte for byte either way (tests/test_logs_analyses_identity.py). A path that does not
+exist, a directory with no files, files with no lines, or lines none of which is a coordinator
+event is reported on stderr with exit code 2.
 
 `cli.py` (the `logs` command) calls `add_parser(logs_subparsers)` to register `report`.
 """
@@ -86,6 +90,8 @@ def run_report(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"logs report: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if engine == "python":
+        return _report_python(args, paths)
     spark = _session(args.master, args.remote)
 
     with warnings.catch_warnings():       # skipped files: said once, by check_paths
@@ -99,12 +105,7 @@ def run_report(args: argparse.Namespace) -> int:
     spark.conf.set("spark.sql.session.timeZone", "UTC")     # times are printed in UTC
     try:
         if events.limit(1).count() == 0:
-            counts = counts_of()
-            print(f"logs report: error: no coordinator events in {' '.join(paths)}: "
-                  f"{counts.read} lines read, none is a Kafka group-coordination message "
-                  f"({counts.quarantined} quarantined, {counts.other} other); "
-                  "`logs parse` writes the quarantined lines out for a look",
-                  file=sys.stderr)
+            _no_events(paths, counts_of())
             return EXIT_BAD_INPUT
         write_report(events, sys.stdout, limit=args.limit, width=args.width, shapes=shapes)
     finally:
@@ -113,25 +114,38 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parse(paths: list[str], spark: Any, engine: str) -> tuple[Any, Any, Any, list[Any]]:
-    """(events DataFrame, quarantine shapes, a function giving the counts, input notes).
+def _report_python(args: argparse.Namespace, paths: list[str]) -> int:
+    """The python engine: the pure-Python parser and `logs.analyses`; no JVM starts."""
+    import warnings
 
-    The python engine parses with `logs.parse` and hands the events to Spark as one table
-    (the analyses are Spark queries): the same rows as Spark's own parse, without its
-    cold query over the text."""
-    if engine == "python":
-        import pyarrow as pa
+    from ..logs.parse import LogInputWarning, SkippedFilesWarning, parse_paths
+    from ..logs.quarantine import quarantine_shapes
 
-        from ..logs.parse import parse_paths
-        from ..logs.quarantine import quarantine_shapes
-        from .schema import arrow_schema, spark_schema
-
+    with warnings.catch_warnings():       # skipped files: said once, by check_paths
+        warnings.simplefilter("ignore", SkippedFilesWarning)
+        warnings.simplefilter("ignore", LogInputWarning)
         result = parse_paths(paths)
-        table = pa.Table.from_pylist(result.events, schema=arrow_schema())
-        events = (spark.createDataFrame(table, spark_schema()) if table.num_rows
-                  else spark.createDataFrame([], spark_schema()))
-        return (events, quarantine_shapes(result.quarantine), lambda: result.counts,
-                result.counts.notes)
+    for note in result.counts.notes:
+        print(f"logs report: note: {note}", file=sys.stderr)
+    if not result.events:
+        _no_events(paths, result.counts)
+        return EXIT_BAD_INPUT
+    write_report(result.events, sys.stdout, limit=args.limit, width=args.width,
+                 shapes=quarantine_shapes(result.quarantine))
+    return 0
+
+
+def _no_events(paths: list[str], counts: Any) -> None:
+    print(f"logs report: error: no coordinator events in {' '.join(paths)}: "
+          f"{counts.read} lines read, none is a Kafka group-coordination message "
+          f"({counts.quarantined} quarantined, {counts.other} other); "
+          "`logs parse` writes the quarantined lines out for a look",
+          file=sys.stderr)
+
+
+def _parse(paths: list[str], spark: Any, engine: str) -> tuple[Any, Any, Any, list[Any]]:
+    """(events DataFrame, quarantine shapes, a function giving the counts, input notes) from
+    Spark's own parse (engine "python" does not come here: `_report_python`)."""
     from .load import parse_logs
     from .quarantine import quarantine_shapes_spark
 
@@ -153,18 +167,21 @@ def _session(master: str | None, remote: str | None) -> Any:
 
 def write_report(events: Any, out: IO[str], *, limit: int = 20, width: int = 60,
                  shapes: list[Any] | None = None) -> None:
-    """Print every analysis of `events` (a `load_logs` DataFrame) as a table to `out`; with
-    `shapes` (logs.quarantine.quarantine_shapes), a last section on the quarantined lines."""
-    from . import analyses as A
+    """Print every analysis of `events` as a table to `out`; with `shapes`
+    (logs.quarantine.quarantine_shapes), a last section on the quarantined lines.
 
-    from pyspark.sql import functions as F
-
-    n = events.count()
-    span = events.agg(F.min("ts").alias("first"), F.max("ts").alias("last"),
-                      F.countDistinct("file").alias("files")).first()
-    out.write(f"{n} coordinator events from {span['files']} file(s)")
-    if span["first"] is not None:
-        out.write(f", {span['first']:%Y-%m-%d %H:%M:%S} to {span['last']:%Y-%m-%d %H:%M:%S} UTC")
+    `events` is a `load_logs` DataFrame (the analyses run as Spark queries,
+    `spark.analyses`; times print in the session's time zone, UTC in `logs report`), or the
+    pure-Python parser's rows (`parse_paths(...).events`, or their pandas DataFrame): then
+    `logs.analyses` runs them, without Spark, and the text is the same byte for byte."""
+    frames = _SparkFrames() if _is_spark(events) else _PythonFrames()
+    A = frames.analyses()
+    prepared = frames.prepare(events)
+    n, files, first, last = frames.span(events, prepared)
+    events = prepared
+    out.write(f"{n} coordinator events from {files} file(s)")
+    if first is not None:
+        out.write(f", {first} to {last} UTC")
     out.write("\n")
 
     sections: list[tuple[str, Callable[[], Any], str | None]] = [
@@ -172,22 +189,24 @@ def write_report(events: Any, out: IO[str], *, limit: int = 20, width: int = 60,
         ("Member departures by cause", lambda: A.member_departures(events), None),
     ]
     for title, make, note in sections:
-        _section(out, title, make(), limit, width, note)
+        _section(out, frames, title, make(), limit, width, note)
 
     client = A.heartbeat_gap_summary(A.heartbeat_gaps(events, basis="client"))
-    if client.limit(1).count() > 0:
-        _section(out, "Heartbeat gaps per member (client heartbeat lines)", client, limit, width)
+    if not frames.empty(client):
+        _section(out, frames, "Heartbeat gaps per member (client heartbeat lines)", client,
+                 limit, width)
     else:
         broker = A.heartbeat_gap_summary(A.heartbeat_gaps(events, basis="broker"))
-        if broker.limit(1).count() > 0:
-            _section(out, "Heartbeat gaps per member (coordinator session-timer resets; the "
-                     "clients' lines hold no heartbeats)", broker, limit, width)
+        if not frames.empty(broker):
+            _section(out, frames, "Heartbeat gaps per member (coordinator session-timer "
+                     "resets; the clients' lines hold no heartbeats)", broker, limit, width)
         else:
-            _section(out, "Heartbeat gaps per member", None, limit, width, _NO_HEARTBEATS)
+            _section(out, frames, "Heartbeat gaps per member", None, limit, width,
+                     _NO_HEARTBEATS)
 
-    _section(out, "Coordinator loads and unloads per partition", A.coordinator_loads(events),
-             limit, width)
-    _section(out, "Group state timeline", A.group_state_timeline(events), limit, width)
+    _section(out, frames, "Coordinator loads and unloads per partition",
+             A.coordinator_loads(events), limit, width)
+    _section(out, frames, "Group state timeline", A.group_state_timeline(events), limit, width)
     if shapes is not None:
         from .quarantine import format_shapes
 
@@ -195,13 +214,126 @@ def write_report(events: Any, out: IO[str], *, limit: int = 20, width: int = 60,
         out.write(format_shapes(shapes, limit=limit, width=width) + "\n")
 
 
-def _section(out: IO[str], title: str, df: Any, limit: int, width: int,
+def _is_spark(events: Any) -> bool:
+    """A pyspark DataFrame (classic or Connect), told apart without importing pyspark."""
+    return any(c.__module__.startswith("pyspark.") for c in type(events).__mro__)
+
+
+class _SparkFrames:
+    """The report's reads of Spark DataFrames."""
+
+    @staticmethod
+    def analyses() -> Any:
+        from . import analyses
+        return analyses
+
+    @staticmethod
+    def prepare(events: Any) -> Any:
+        return events
+
+    @staticmethod
+    def span(events: Any, prepared: Any) -> tuple[int, int, str | None, str | None]:
+        from pyspark.sql import functions as F
+
+        fmt = "yyyy-MM-dd HH:mm:ss"
+        row = events.agg(F.count(F.lit(1)).alias("n"),
+                         F.date_format(F.min("ts"), fmt).alias("first"),
+                         F.date_format(F.max("ts"), fmt).alias("last"),
+                         F.countDistinct("file").alias("files")).first()
+        return row["n"], row["files"], row["first"], row["last"]
+
+    @staticmethod
+    def empty(df: Any) -> bool:
+        return df.limit(1).count() == 0
+
+    @staticmethod
+    def rows(df: Any, limit: int) -> tuple[list[str], list[list[str | None]], int]:
+        """Header, the first `limit` rows as text (timestamps in log4j's layout), the total."""
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        cols = []
+        for field in df.schema.fields:
+            c = F.col(f"`{field.name}`")
+            if isinstance(field.dataType, (T.TimestampType, T.TimestampNTZType)):
+                c = F.date_format(c, _TS_FORMAT)
+            cols.append(c.cast("string").alias(field.name))
+        text = df.select(*cols)
+        taken = (text.limit(limit + 1) if limit else text).collect()
+        rows = [list(r) for r in taken[:limit or None]]
+        total = len(taken) if not limit or len(taken) <= limit else df.count()
+        return df.columns, rows, total
+
+
+class _PythonFrames:
+    """The same reads of `logs.analyses`' pandas DataFrames, giving Spark's text: times in
+    log4j's layout (UTC), integers as integers, doubles as Java prints them."""
+
+    @staticmethod
+    def analyses() -> Any:
+        from ..logs import analyses
+        return analyses
+
+    @staticmethod
+    def prepare(events: Any) -> Any:
+        from ..logs.analyses import prepare
+        return prepare(events)
+
+    @staticmethod
+    def span(events: Any, prepared: Any) -> tuple[int, int, str | None, str | None]:
+        """Every event counts (also those without a time stamp, which `prepared` leaves
+        out); first and last time from the timed ones."""
+        if hasattr(events, "columns"):                 # a pandas DataFrame of the rows
+            files = int(events["file"].nunique())
+        else:
+            files = len({r["file"] for r in events if r["file"] is not None})
+        stamps = [r["ts"] for r in prepared]
+        if not stamps:
+            return len(events), files, None, None
+        return len(events), files, _ts_text(min(stamps))[:19], _ts_text(max(stamps))[:19]
+
+    @staticmethod
+    def empty(df: Any) -> bool:
+        return len(df) == 0
+
+    @staticmethod
+    def rows(df: Any, limit: int) -> tuple[list[str], list[list[str | None]], int]:
+        from ..logs.analyses import java_double_string
+
+        shown = df if not limit else df.head(limit)
+        columns: list[list[str | None]] = []
+        for name in df.columns:
+            col = shown[name]
+            kind = col.dtype.kind
+            missing = col.isna().tolist()
+            if kind == "M":
+                micros = (col.to_numpy(dtype="datetime64[ns]").view("int64") // 1000).tolist()
+                text = [None if m else _ts_text(v) for v, m in zip(micros, missing)]
+            elif kind == "f":
+                text = [None if m else java_double_string(v)
+                        for v, m in zip(col.tolist(), missing)]
+            else:
+                text = [None if m else str(v) for v, m in zip(col.tolist(), missing)]
+            columns.append(text)
+        rows = [list(r) for r in zip(*columns)] if columns else []
+        return list(df.columns), rows, len(df)
+
+
+def _ts_text(micros: int) -> str:
+    """A time in microseconds since the epoch as `date_format(ts, _TS_FORMAT)` in UTC."""
+    from datetime import datetime, timedelta, timezone
+
+    t = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=micros)
+    return f"{t:%Y-%m-%d %H:%M:%S},{t.microsecond // 1000:03d}"
+
+
+def _section(out: IO[str], frames: Any, title: str, df: Any, limit: int, width: int,
              note: str | None = None) -> None:
     out.write(f"\n== {title}\n")
     if df is None:
         out.write(f"{note}\n")
         return
-    header, rows, total = _rows(df, limit)
+    header, rows, total = frames.rows(df, limit)
     if total == 0:
         out.write("(none)\n")
         return
@@ -210,24 +342,6 @@ def _section(out: IO[str], title: str, df: Any, limit: int, width: int,
         out.write(f"(showing {len(rows)} of {total} rows; --limit 0 shows all)\n")
     if note:
         out.write(f"{note}\n")
-
-
-def _rows(df: Any, limit: int) -> tuple[list[str], list[list[str | None]], int]:
-    """Header, the first `limit` rows as text (timestamps in log4j's layout), and the total."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    cols = []
-    for field in df.schema.fields:
-        c = F.col(f"`{field.name}`")
-        if isinstance(field.dataType, (T.TimestampType, T.TimestampNTZType)):
-            c = F.date_format(c, _TS_FORMAT)
-        cols.append(c.cast("string").alias(field.name))
-    text = df.select(*cols)
-    taken = (text.limit(limit + 1) if limit else text).collect()
-    rows = [list(r) for r in taken[:limit or None]]
-    total = len(taken) if not limit or len(taken) <= limit else df.count()
-    return df.columns, rows, total
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str | None]], *,
