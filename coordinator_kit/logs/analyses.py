@@ -123,7 +123,8 @@ Row = dict[str, Any]
 _INT32 = (-2**31, 2**31 - 1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _INPUT_COLUMNS = ("ts", "source", "event", "group", "member", "generation", "state", "reason",
-                  "partition", "epoch", "duration_ms", "raw", "file", "line", "thread")
+                  "partition", "epoch", "duration_ms", "raw", "file", "line", "thread",
+                  "template")
 
 
 class Prepared(list):
@@ -333,6 +334,10 @@ def _group_lines(logs: Any) -> list[Row]:
     out = []
     for r in _timed(logs):
         if r["source"] != "broker" or r["group"] is None:
+            continue
+        # a KIP-848 consumer group's lines ("Loaded consumer group ...", "[GroupId=g] Unloaded
+        # group metadata ...") are not a classic group's moves
+        if (r["template"] or "").startswith("CG-"):
             continue
         if not (r["event"] in _GROUP_EVENTS or r["state"] in _STATES_SEEN):
             continue
@@ -619,6 +624,24 @@ def _broker_departures(logs: Any) -> list[Row]:
     client_poll_leaves = {(r["group"], r["member"]) for r in timed
                           if r["source"] == "client" and r["event"] == "leave_sent"
                           and r["member"] is not None and _rlike(r["reason"], _POLL_TIMEOUT)}
+    # KIP-848 (AsyncKafkaConsumer): the client's WARN "Consumer poll timeout has expired" names
+    # no member; its member id is the last one its lines printed. The broker's "left the
+    # consumer group" line for that member, at most request.timeout.ms (30 s) later, was
+    # that leave (spark.analyses._broker_departures: async_poll_timeouts).
+    async_poll_timeouts: dict[tuple[str, str], list[int]] = defaultdict(list)
+    c_all = []
+    for r in timed:
+        if r["source"] == "client" and r["group"] is not None:
+            row = dict(r)
+            row["client_id"] = _coalesce(client_id(r["raw"]), r["file"])
+            c_all.append(row)
+    for part in _partitions(c_all, "group", "client_id"):
+        member_now = None
+        for r in part:
+            if r["member"] is not None:
+                member_now = r["member"]
+            if r["event"] == "poll_timeout" and member_now is not None:
+                async_poll_timeouts[(r["group"], member_now)].append(_ms(r["ts"]))
     out = []
     for r in timed:
         if r["source"] != "broker" or r["group"] is None:
@@ -629,6 +652,10 @@ def _broker_departures(logs: Any) -> list[Row]:
             member = _str_from(raw, *_OLD_MEMBER) if ev == "static_member_replaced" \
                 else r["member"]
             client_poll = member is not None and (r["group"], member) in client_poll_leaves
+            if ev == "member_left" and not client_poll and r["member"] is not None:
+                now = _ms(r["ts"])
+                client_poll = any(0 <= now - t <= 30_000
+                                  for t in async_poll_timeouts.get((r["group"], r["member"]), ()))
             leaving = ev in ("member_left", "pending_member_left")
             if ev in ("member_session_expired", "pending_member_expired"):
                 cause = "session_expiry"
@@ -732,6 +759,15 @@ def _heartbeat_gap_rows(logs: Prepared, basis: str) -> list[Row]:
 
 HEARTBEAT_SENT = _known("heartbeat_sent")[0]
 _HEARTBEAT_FAILURES = {e for e in EVENT_NAMES if e.startswith("heartbeat_failed")}
+# The Java consumer of the consumer group protocol (KIP-848, AsyncKafkaConsumer) logs no line
+# when it sends a ConsumerGroupHeartbeat, only its answer at DEBUG: that line is its heartbeat
+# trace, one per heartbeat (spark.analyses._KIP848_HEARTBEAT_OK).
+_KIP848_HEARTBEAT_OK = "A-HB-OK"
+
+
+def _is_send(r: Row) -> bool:
+    return r["event"] == HEARTBEAT_SENT or (r["event"] == "heartbeat_succeeded"
+                                             and r["template"] == _KIP848_HEARTBEAT_OK)
 
 
 def _client_heartbeats(logs: Any) -> list[Row]:
@@ -739,7 +775,7 @@ def _client_heartbeats(logs: Any) -> list[Row]:
     for r in _timed(logs):
         if r["source"] != "client" or r["group"] is None:
             continue
-        if not (r["event"] == HEARTBEAT_SENT or r["event"] in _HEARTBEAT_FAILURES
+        if not (_is_send(r) or r["event"] in _HEARTBEAT_FAILURES
                 or r["member"] is not None):
             continue
         row = dict(r)
@@ -747,12 +783,12 @@ def _client_heartbeats(logs: Any) -> list[Row]:
         c.append(row)
     out = []
     for part in _partitions(c, "group", "client_id"):
-        has_sends = any(r["event"] == HEARTBEAT_SENT for r in part)
+        has_sends = any(_is_send(r) for r in part)
         member_now = None
         for r in part:
             if r["member"] is not None:
                 member_now = r["member"]
-            is_send = r["event"] == HEARTBEAT_SENT
+            is_send = _is_send(r)
             if is_send or (r["event"] in _HEARTBEAT_FAILURES and not has_sends):
                 out.append({"group": r["group"], "member": member_now,
                             "client_id": r["client_id"], "ts": r["ts"], "file": r["file"],
@@ -761,8 +797,10 @@ def _client_heartbeats(logs: Any) -> list[Row]:
 
 
 _SESSION_ENDS = set(_known("member_session_expired", "pending_member_expired", "member_left",
-                           "pending_member_left"))
-_TIMER_KEY = _re(r"timer (heartbeat-\S+) with delay")
+                           "pending_member_left", "member_fenced"))
+# a classic group's session timer is heartbeat-<group>-<member>; a consumer group's (KIP-848)
+# session-timeout-<group>-<member> (consumerGroupSessionTimeoutKey)
+_TIMER_KEY = _re(r"timer ((?:heartbeat|session-timeout)-\S+) with delay")
 
 
 def _broker_heartbeats(logs: Any) -> list[Row]:
@@ -770,7 +808,8 @@ def _broker_heartbeats(logs: Any) -> list[Row]:
     pairs: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for group, member in dict.fromkeys((r["group"], r["member"]) for r in timed
                                        if r["group"] is not None and r["member"] is not None):
-        pairs[f"heartbeat-{group}-{member}"].append((group, member))
+        for prefix in ("heartbeat-", "session-timeout-"):
+            pairs[f"{prefix}{group}-{member}"].append((group, member))
     out = []
     for r in timed:
         if r["source"] != "broker":
