@@ -371,6 +371,35 @@ WORDINGS: tuple[Wording, ...] = (
        "unassigning all partitions and rejoining"),
     _c("RDK-CGHB-REJOIN", "heartbeat_failed", "librdkafka", "2.4+ (KIP-848)",
        "ConsumerGroupHeartbeat failed due to: {reason}: will rejoin the group"),
+    # librdkafka's KIP-848 debug lines (HEARTBEAT context, rdkafka_cgrp.c of 2.16), as its
+    # group.protocol=consumer members wrote them on Kafka 4.0.2 (datasets/real-kafka)
+    _c("RDK-CGHB-SEND", "heartbeat_sent", "librdkafka", "2.4+ (KIP-848)",
+       "GroupCoordinator/{node}: ConsumerGroupHeartbeat of member id \"{member}\", group id "
+       "\"{group}\", generation id {generation}, {request}"),
+    _c("RDK-CGHB-RESPONSE", "heartbeat_succeeded", "librdkafka", "2.4+ (KIP-848)",
+       "ConsumerGroupHeartbeat response received for member id \"{member}\" with epoch "
+       "{generation}"),
+    _c("RDK-CGHB-TARGET", None, "librdkafka", "2.4+ (KIP-848)",
+       "ConsumerGroupHeartbeat received target assignment \"{partitions}\""),
+    _c("RDK-CGHB-NO-METADATA", None, "librdkafka", "2.4+ (KIP-848)",
+       "Metadata not found for the assigned topic id: {topic_id}. Continuing without it"),
+    _c("RDK-CGHB-METADATA", None, "librdkafka", "2.4+ (KIP-848)",
+       "Metadata available for {count}/{total} of next target assignment,  which is: "
+       "\"{partitions}\""),
+    _c("RDK-CGHB-RECONCILE", None, "librdkafka", "2.4+ (KIP-848)",
+       "Reconciliation starts with new target assignment \"{partitions}\". Next assignment "
+       "cleared"),
+    _c("RDK-CGHB-EXPEDITE", None, "librdkafka", "2.4+ (KIP-848)",
+       "Expediting next heartbeat, with backoff {backoff}: {why}"),
+    _c("RDK-CGHB-ACK", None, "librdkafka", "2.4+ (KIP-848)",
+       "Acknowledging target assignment \"{partitions}\""),
+    _c("RDK-CGHB-ACKED", None, "librdkafka", "2.4+ (KIP-848)",
+       "Target assignment acked, new current assignment  \"{partitions}\""),
+    _c("RDK-CGHB-SUBSCRIBE", None, "librdkafka", "2.4+ (KIP-848)",
+       "Sending new subscription \"{topics}\""),
+    _c("RDK-MAXPOLL", "poll_timeout", "librdkafka", "1.x+",
+       "Application maximum poll interval ({interval}ms) exceeded by {excess}ms (adjust "
+       "max.poll.interval.ms for long-running message processing): {reason}"),
     # -- kafkajs (2.x; src/consumer/consumerGroup.js, runner.js, index.js). Its default
     # logCreator (src/loggers/console.js) writes JSON lines whose message is
     # `[<namespace>] <message>` and whose extras carry groupId and memberId (patterns'

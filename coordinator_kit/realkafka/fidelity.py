@@ -93,8 +93,8 @@ KNOWN_DIFFERENCES: tuple[Difference, ...] = (
               "target assignments",
         kit="was not advertised (ApiVersions): `kafka-consumer-groups --describe` could not "
             "describe a KIP-848 group on the live server",
-        status="fixed: GroupCoordinatorService.consumer_group_describe and live/apis.py serve "
-               "v0-1 with Kafka's errors; librdkafka's describe_consumer_groups uses it "
+        status="fixed in GroupCoordinatorService.consumer_group_describe and live/apis.py: "
+               "v0-1 served with Kafka's errors; librdkafka's describe_consumer_groups uses it "
                "(tests/test_consumer_group_describe.py, tests/test_live_clients.py)"),
     Difference(
         what="durations of steps that start a Java consumer (second-joins, long-pause, "
