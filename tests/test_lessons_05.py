@@ -294,6 +294,29 @@ def test_notebook_shape():
     assert len(svgs) >= 3, "episode, state and heartbeat-gap pictures"
 
 
+def test_section_11_prose_matches_the_real_kafka_recording():
+    """What section 11 says of datasets/real-kafka, read with the pure-Python parser (the Spark
+    loader gives the same rows): the quarantined lines are the Java consumer's multi-line
+    `Reconciling assignment` records of its KIP-848 runs, and the broker's two kinds of event
+    the kit never writes are CoordinatorRuntime's load and GroupMetadataManager's KIP-848
+    target assignment."""
+    from coordinator_kit.lessons import real_kafka as rk
+
+    parsed = parse_paths(rk.logs("kafka") + rk.logs("kit"))
+    quarantined = parsed.counts.quarantined
+    assert quarantined == 10
+    assert all("Reconciling assignment with local epoch" in q["raw"]
+               and "groupId=g-kip848-" in q["raw"] for q in parsed.quarantine)
+    broker = {e["event"] for e in parse_paths(rk.logs("broker")).events}
+    kit = {e["event"] for e in parse_paths(rk.logs("kit")).events}
+    assert broker - kit == {"load_scheduled", "target_assignment_computed"} and kit <= broker
+    markdown = "\n".join("".join(c["source"]) for c in json.loads(NOTEBOOK.read_text())["cells"]
+                         if c["cell_type"] == "markdown")
+    assert "Ten lines are quarantined" in markdown
+    assert "`load_scheduled`" in markdown and "`target_assignment_computed`" in markdown
+    assert "eleven client scenarios" in markdown and len(rk.manifest()["scenarios"]) == 11
+
+
 # -- the Spark pipeline finds what the checks say ----------------------------------------------
 
 @pytest.fixture(scope="module")
