@@ -200,6 +200,16 @@ def test_timing_table_other_timers_max_poll_interval_and_static_session():
     assert len(rk.timing_table().rows) > len(rows)
 
 
+def test_the_known_differences_table_wraps_inside_long_names():
+    """Section 7: a dotted method or a path may break, so the four columns fit the page."""
+    from coordinator_kit.realkafka.fidelity import KNOWN_DIFFERENCES, differences_frame
+
+    table = rk.as_table(differences_frame())
+    assert len(table.rows) == len(KNOWN_DIFFERENCES)
+    html = table._repr_html_()
+    assert html.count("overflow-wrap:anywhere") == 4 * (len(KNOWN_DIFFERENCES) + 1)
+
+
 def test_logs_and_broker_events_refuse_unknown_names():
     with pytest.raises(ValueError, match="which must be one of"):
         rk.logs("nope")

@@ -253,7 +253,7 @@ def broker_side_by_side(scenario: str, client: str = "java") -> WrapTable:
     """Kafka's broker log and the kit's live server log of the same run, group by group."""
     group = f"g-{scenario}-{client}"
     return side_by_side(broker_events("kafka", group), broker_events("kit", group),
-                        "Kafka 4.0.2", "kit",
+                        "Kafka 4.0.2", "kit", wrap="20em",
                         title=f"{group}: the group coordinator's lines, seconds since the "
                               f"group's first line")
 
@@ -356,13 +356,22 @@ def crash_side_by_side(kit: Any = None, kafka: Any = None, client: str = "java")
                         title="a consumer dies: the kit's simulated broker log beside Kafka's")
 
 
+class _BreakingTable(WrapTable):
+    """A WrapTable whose wrapped cells may break inside a long name (a dotted Kafka method, a
+    file path), so that four columns of prose fit the output area."""
+
+    def _td(self, column: str, value: Any, tag: str = "td") -> str:
+        return super()._td(column, value, tag).replace(
+            "white-space:normal;", "white-space:normal; overflow-wrap:anywhere;", 1)
+
+
 def as_table(frame: Any, title: str | None = None) -> WrapTable:
     """A small pandas frame (e.g. `realkafka.fidelity.differences_frame()`) with its texts in
     full, wrapped, instead of pandas' cut columns."""
     columns = [str(c) for c in frame.columns]
     rows = [{c: "-" if v is None else str(v) for c, v in zip(columns, rec)}
             for rec in frame.itertuples(index=False)]
-    return WrapTable(rows, columns, title=title, wrap={c: "12em" for c in columns})
+    return _BreakingTable(rows, columns, title=title, wrap={c: "12em" for c in columns})
 
 
 def by_library(events: Any) -> Table:
