@@ -239,7 +239,7 @@ def test_rerecord_runs_only_when_asked(monkeypatch):
     monkeypatch.setattr(rk, "kafka_missing", lambda: "Kafka 4.0.2 is not fetched: run it")
     out = rk.rerecord(run=False)
     assert out.endswith("It needs Kafka first: Kafka 4.0.2 is not fetched: run it.")
-    assert "\n" not in out
+    assert "\n" not in out and repr(out) == out, "shown as one line, without quotes"
 
 
 def test_kafka_missing_names_what_to_do(monkeypatch, tmp_path):

@@ -406,6 +406,13 @@ def kafka_missing() -> str | None:
     return None
 
 
+class _Note(str):
+    """One line of text that a notebook shows as it is, without quotes."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def rerecord(scenario: str = "second-joins", client: str = "kafka-python", *,
              run: bool = True) -> Any:
     """Run `scenario` with `client` consumers on a fresh Kafka broker and on the kit, and
@@ -414,10 +421,10 @@ def rerecord(scenario: str = "second-joins", client: str = "kafka-python", *,
     why = kafka_missing()
     if not run:
         first = f" It needs Kafka first: {why}." if why is not None else ""
-        return (f"Not re-recorded: set RERECORD = True and run this cell to run {scenario} "
-                f"with {client} on Kafka and on the kit (about 45 s).{first}")
+        return _Note(f"Not re-recorded: set RERECORD = True and run this cell to run "
+                     f"{scenario} with {client} on Kafka and on the kit (about 45 s).{first}")
     if why is not None:
-        return f"Not re-recorded: {why}. The tables above are the recorded runs."
+        return _Note(f"Not re-recorded: {why}. The tables above are the recorded runs.")
     from ..realkafka.scenarios import kafka_target, kit_target, run_scenario
     traces = {}
     for name, make in (("kafka", kafka_target), ("kit", kit_target)):
