@@ -242,6 +242,36 @@ def test_rerecord_runs_only_when_asked(monkeypatch):
     assert "\n" not in out and repr(out) == out, "shown as one line, without quotes"
 
 
+def test_rerecord_when_asked_runs_on_both_and_compares(monkeypatch):
+    """run=True runs the scenario on a Kafka target and on a kit target and compares their
+    traces; the targets here hand back the recorded traces (no broker is started)."""
+    from contextlib import contextmanager
+
+    import coordinator_kit.realkafka.scenarios as scenarios
+
+    kafka, kit = rk._pair("max-poll", "kafka-python")
+    ran = []
+
+    def target(name):
+        @contextmanager
+        def make(**_kw):
+            yield name
+        return make
+
+    def run(target, scenario, client):
+        ran.append((target, scenario, client))
+        return kafka if target == "kafka" else kit
+
+    monkeypatch.setattr(rk, "kafka_missing", lambda: None)
+    monkeypatch.setattr(scenarios, "kafka_target", target("kafka"))
+    monkeypatch.setattr(scenarios, "kit_target", target("kit"))
+    monkeypatch.setattr(scenarios, "run_scenario", run)
+    table = rk.rerecord("max-poll", "kafka-python", run=True)
+    assert ran == [("kafka", "max-poll", "kafka-python"), ("kit", "max-poll", "kafka-python")]
+    assert table.rows == rk.comparison("max-poll", "kafka-python").rows
+    assert table.title.endswith("26 facts, 1 differ")
+
+
 def test_kafka_missing_names_what_to_do(monkeypatch, tmp_path):
     monkeypatch.setenv("COORDINATOR_KIT_KAFKA_CACHE", str(tmp_path))
     why = rk.kafka_missing()
