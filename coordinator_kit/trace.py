@@ -67,6 +67,11 @@ class Trace:
         self.clock = clock
         self.level = level
         self.threshold = level_number(level)
+        # the level Kafka's own loggers are set to in this run: what a `log.isDebugEnabled()`
+        # choice between two wordings of one happening answers (LogContext.logger_enabled).
+        # The trace's level unless a run writes its log at another one (the live server's
+        # log_level): a DEBUG trace behind an INFO log must pick Kafka's INFO wording.
+        self.logger_threshold = self.threshold
         self.start = start
         self.python_logging = python_logging
         self.events: list[TraceEvent] = []
@@ -180,6 +185,11 @@ class LogContext:
 
     def enabled(self, level: str) -> bool:
         return level_number(level) >= self.trace.threshold
+
+    def logger_enabled(self, level: str) -> bool:
+        """Kafka's `log.isDebugEnabled()` where it picks one of two wordings (not whether the
+        kit records a line): the level of Kafka's loggers in this run (Trace.logger_threshold)."""
+        return level_number(level) >= self.trace.logger_threshold
 
     def child(self, prefix: str, source: str | None = None) -> LogContext:
         return LogContext(self.trace, source or self.source, prefix)

@@ -248,7 +248,7 @@ _add(DatasetSpec(
      ("client-consumer-2.log", "Consumer poll timeout has expired.",
       "WARN: max.poll.interval.ms exceeded; the member leaves"),
      ("server-broker-2.log", "fenced from the group because the member session expired.",
-      "consumer-1's session expiry (Kafka's own double period)"),
+      "consumer-1's session expiry"),
      ("client-consumer-3.log", "with epoch 7 transitioned from ACKNOWLEDGING to STABLE.",
       "the survivor reconciled to the last target"))))
 

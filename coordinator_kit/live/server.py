@@ -175,6 +175,9 @@ class LiveServer:
         self._stopping: asyncio.Event | None = None
         self._log_out = log
         self._log_threshold = level_number(log_level)
+        # Kafka's loggers are at log_level: where it picks a wording by isDebugEnabled(), the
+        # live log must show the one a broker with that level writes
+        self.cluster.trace.logger_threshold = self._log_threshold
         self._unsubscribe: Callable[[], None] | None = None
         self._produce_handle: Any = None
         self.data.add_listener(self._on_append)

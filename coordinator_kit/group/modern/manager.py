@@ -432,7 +432,7 @@ class ConsumerGroupManager(ConsumerGroupMigration):
                        f"{exc}")
             self.log.log("CG-TARGET-FAILED", group=group.group_id, epoch=group_epoch, error=exc)
             raise Errors.UNKNOWN_SERVER_ERROR.exception(message) from exc
-        if self.log.enabled("DEBUG"):
+        if self.log.logger_enabled("DEBUG"):
             shown = "{" + ", ".join(f"{m}=MemberAssignment(partitions={assignment_to_string(a)})"
                                     for m, a in sorted(result.target_assignment.items())) + "}"
             self.log.log("CG-TARGET-COMPUTED-DEBUG", group=group.group_id, epoch=group_epoch,
@@ -518,6 +518,8 @@ class ConsumerGroupManager(ConsumerGroupMigration):
                 group.group_id, {n: (t.id, t.num_partitions) for n, t in metadata.items()}))
         records.append(rec.new_consumer_group_epoch_record(group.group_id,
                                                            group.group_epoch + 1))
+        # Kafka 4.0.2's consumerGroupFenceMembers logs the bump (its 4.0 source did not)
+        self.log.log("CG-EPOCH-BUMPED", group=group.group_id, epoch=group.group_epoch + 1)
         self._cancel_timers(group.group_id, member.member_id)
         return CoordinatorResult(records, response)
 
@@ -552,7 +554,7 @@ class ConsumerGroupManager(ConsumerGroupMigration):
             session_timeout_key(group_id, member_id),
             self.config.consumer_group_session_timeout_ms if timeout_ms is None else timeout_ms,
             True,
-            lambda: self._fence_operation(group_id, member_id, "the member session expired."))
+            lambda: self._fence_operation(group_id, member_id, "the member session expired"))
 
     def _schedule_rebalance_timeout(self, group_id: str, member_id: str, member_epoch: int,
                                     rebalance_timeout_ms: int) -> None:

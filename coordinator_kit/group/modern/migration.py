@@ -558,7 +558,7 @@ class ConsumerGroupMigration:
             join_timeout_key(group_id, member_id), rebalance_timeout_ms, True,
             lambda: self._fence_operation(  # type: ignore
                 group_id, member_id,
-                "the classic member failed to join within the rebalance timeout."))
+                "the classic member failed to join within the rebalance timeout"))
 
     def _schedule_sync_timeout(self, group_id: str, member_id: str,
                                rebalance_timeout_ms: int) -> None:
@@ -566,7 +566,7 @@ class ConsumerGroupMigration:
         self.timer.schedule(
             sync_timeout_key(group_id, member_id), rebalance_timeout_ms, True,
             lambda: self._fence_operation(  # type: ignore
-                group_id, member_id, "the member failed to sync within timeout."))
+                group_id, member_id, "the member failed to sync within timeout"))
 
     def _cancel_classic_timers(self, group_id: str, member_id: str) -> None:
         self.timer.cancel(join_timeout_key(group_id, member_id))
