@@ -15,7 +15,7 @@ import pytest
 def spark():
     """One local Spark session for the whole test run (tests using it carry @pytest.mark.spark).
 
-    local[1], one shuffle partition, no UI, no adaptive execution, 1 GB driver, UTC: what keeps a
+    local[1], one shuffle partition, no UI, no adaptive execution, 2 GB driver, UTC: what keeps a
     small test session fast to start and its results stable. Skips when there is no Java to run
     it.
     """
@@ -27,7 +27,13 @@ def spark():
         "spark.sql.shuffle.partitions": "1",
         "spark.default.parallelism": "1",
         "spark.sql.adaptive.enabled": "false",
-        "spark.driver.memory": "1g",
+        # the suite runs some thousand queries with wide plans (every analysis on every
+        # dataset, in both engines): 1 GB ran out of heap in a full run, and the SQL listener
+        # keeps each execution's plan unless told to keep only a few
+        "spark.driver.memory": "2g",
+        "spark.sql.ui.retainedExecutions": "20",
+        "spark.ui.retainedJobs": "50",
+        "spark.ui.retainedStages": "50",
     })
     yield session
     session.stop()
