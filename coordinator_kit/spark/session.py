@@ -185,7 +185,7 @@ def get_session(master: str | None = None, *, remote: str | None = None,
             raise ImportError(f"Spark Connect ({target.url}) needs PySpark's connect extras "
                               f"(pip install 'pyspark[connect]'): {exc}") from exc
         for key, value in {**SESSION_CONF, **(config or {})}.items():
-            if key.startswith("spark.sql."):
+            if key.startswith("spark.sql.") and spark.conf.isModifiable(key):
                 spark.conf.set(key, value)
         return spark
 
@@ -201,6 +201,8 @@ def get_session(master: str | None = None, *, remote: str | None = None,
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     for key, value in {**SESSION_CONF, **(config or {})}.items():   # an existing session too
-        if key.startswith("spark.sql."):            # runtime SQL settings only
+        # runtime SQL settings only (static ones, e.g. spark.sql.ui.retainedExecutions, were
+        # given to the builder and cannot change once the session exists)
+        if key.startswith("spark.sql.") and spark.conf.isModifiable(key):
             spark.conf.set(key, value)
     return spark
