@@ -960,7 +960,7 @@ def _timeline_rows(logs: Prepared) -> list[Row]:
     for r in _cg_changes(logs):
         obs.append({"group": r["group"], "ts": r["ts"], "file": r["file"], "line": r["line"],
                     "state": r["state"], "generation": r["epoch"],
-                    "derived_from": "broker+client"})
+                    "derived_from": r["derived_from"]})
     out = []
     for part in _partitions(obs, "group"):
         prev_state = None
@@ -992,13 +992,20 @@ _CG_EVENTS = ("member_joined", "group_epoch_bumped", "target_assignment_computed
 
 def _cg_lines(logs: Any) -> list[Row]:
     """The lines of groups whose coordinator logs consumer-group (CG-) lines: those broker
-    lines, and the clients' "transitioned from X to Y" lines of the same groups."""
+    lines, and the clients' "transitioned from X to Y" lines of the same groups unless the
+    coordinator logs its own view of the members (DEBUG "new assignment state")
+    (spark.analyses._cg_lines)."""
     rows = [r for r in _timed(logs) if r["group"] is not None and r["event"] in _CG_EVENTS]
     groups = {r["group"] for r in rows
               if r["source"] == "broker" and (r["template"] or "").startswith("CG-")}
-    return [r for r in rows if r["group"] in groups
+    debug = {r["group"] for r in rows if r["source"] == "broker"
+             and r["event"] == "member_assignment_updated"
+             and (r["template"] or "").startswith("CG-")}
+    return [{**r, "derived_from": "broker" if r["group"] in debug else "broker+client"}
+            for r in rows if r["group"] in groups
             and ((r["source"] == "broker" and (r["template"] or "").startswith("CG-"))
-                 or (r["source"] == "client" and r["event"] == "member_state_changed"))]
+                 or (r["source"] == "client" and r["event"] == "member_state_changed"
+                     and r["group"] not in debug))]
 
 
 @_cached
@@ -1012,11 +1019,13 @@ def _cg_changes(logs: Any) -> list[Row]:
         group_epoch = target_epoch = 0
         state = None
         cause = None
+        n_before = 0    # the member count before the last membership line
         for r in part:
             event, member = r["event"], r["member"]
-            epoch_before, n_before = group_epoch, len(members)
+            epoch_before = group_epoch
             derive = True
             if event == "member_joined":
+                n_before = len(members)
                 members[member] = False
                 cause = f"member_joined {member}"
                 derive = False      # its epoch bump is written with it
@@ -1026,6 +1035,7 @@ def _cg_changes(logs: Any) -> list[Row]:
                 target_epoch = r["epoch"] if r["epoch"] is not None else target_epoch
                 members = {m: False for m in members}
             elif event in ("member_left", "member_fenced"):
+                n_before = len(members)
                 members.pop(member, None)
                 group_epoch += 1
                 cause = f"{event} {member}"
@@ -1050,7 +1060,7 @@ def _cg_changes(logs: Any) -> list[Row]:
                             "line": r["line"], "state": new, "event": event,
                             "epoch_before": epoch_before, "epoch": group_epoch,
                             "members_before": n_before, "members": len(members),
-                            "cause": cause})
+                            "cause": cause, "derived_from": r["derived_from"]})
                 state = new
     return out
 
@@ -1084,7 +1094,7 @@ def _cg_episode_rows(logs: Any) -> list[Row]:
                 "generation_after": e and e["epoch"], "members_before": s["members_before"],
                 "members_after": e and e["members"],
                 "restarts": sum(r["state"] == "Assigning" for r in ep) - 1,
-                "derived_from": "broker+client"})
+                "derived_from": s["derived_from"]})
     return out
 
 

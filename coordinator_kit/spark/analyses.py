@@ -375,18 +375,30 @@ _CG_EVENTS = _known("member_joined", "group_epoch_bumped", "target_assignment_co
 
 def _cg_lines(logs: DataFrame) -> DataFrame:
     """The lines of groups whose coordinator logs consumer-group (CG-) lines: those broker
-    lines, and the clients' "transitioned from X to Y" lines of the same groups."""
+    lines, and the clients' "transitioned from X to Y" lines of the same groups unless the
+    coordinator logs its own view of the members (DEBUG "new assignment state": a member is
+    STABLE to the coordinator once nothing remains for it to revoke or wait for,
+    `CurrentAssignmentBuilder`, while its client logs STABLE only when its own reconciliation
+    and the acknowledging heartbeat are done)."""
     t = _timed(logs).filter(F.col("group").isNotNull() & F.col("event").isin(_CG_EVENTS))
     cg = F.coalesce(F.col("template"), F.lit("")).startswith("CG-")
     broker = (F.col("source") == "broker") & cg
     t = t.filter(broker | ((F.col("source") == "client")
                            & (F.col("event") == "member_state_changed")))
     groups = t.filter(broker).select("group").distinct()
-    return t.join(groups, "group", "left_semi")
+    debug = t.filter(broker & (F.col("event") == "member_assignment_updated")
+                     ).select("group").distinct()
+    t = t.join(groups, "group", "left_semi")
+    t = (t.filter(broker)
+         .unionByName(t.filter(~broker).join(debug, "group", "left_anti").select(*t.columns)))
+    return (t.join(debug.withColumn("debug", F.lit(True)), "group", "left")
+            .withColumn("derived_from", F.when(F.col("debug"), F.lit("broker"))
+                        .otherwise(F.lit("broker+client"))).drop("debug"))
 
 
+# The type of one change `_cg_changes` records.
 _cg_change_type = ("struct<ts:timestamp,file:string,line:bigint,state:string,event:string,"
-           "epoch_before:int,epoch:int,members_before:int,members:int,cause:string>")
+                   "epoch_before:int,epoch:int,members_before:int,members:int,cause:string>")
 
 
 def _cg_step() -> str:
@@ -410,6 +422,8 @@ def _cg_step() -> str:
          f"ELSE acc.te END"
     cause = (f"CASE WHEN {ev} IN ('member_joined', 'member_left', 'member_fenced') "
              f"THEN concat({ev}, ' ', {m}) ELSE acc.cause END")
+    n_cause = (f"CASE WHEN {ev} IN ('member_joined', 'member_left', 'member_fenced') "
+               f"THEN size(acc.members) ELSE acc.n END")
     derive = (f"NOT ({ev} = 'member_joined' OR ({ev} IN ('member_assignment_updated', "
               f"'member_state_changed') AND NOT {present}))")
     new = (f"CASE WHEN size({members}) = 0 THEN 'Empty' WHEN ({ge}) > ({te}) THEN 'Assigning' "
@@ -417,10 +431,11 @@ def _cg_step() -> str:
     moved = f"({derive}) AND (acc.st IS NULL OR acc.st != ({new}))"
     row = (f"named_struct('ts', x.ts, 'file', x.file, 'line', cast(x.line AS bigint), "
            f"'state', {new}, 'event', {ev}, 'epoch_before', acc.ge, 'epoch', {ge}, "
-           f"'members_before', size(acc.members), 'members', size({members}), "
+           f"'members_before', {n_cause}, 'members', size({members}), "
            f"'cause', {cause})")
     return (f"named_struct('members', {members}, 'ge', {ge}, 'te', {te}, "
             f"'st', CASE WHEN {derive} THEN {new} ELSE acc.st END, 'cause', {cause}, "
+            f"'n', {n_cause}, "
             f"'out', CASE WHEN {moved} THEN concat(acc.out, array({row})) ELSE acc.out END)")
 
 
@@ -438,16 +453,18 @@ def _cg_changes(logs: DataFrame) -> DataFrame:
     "transitioned from X to STABLE" (and out of STABLE). `epoch` is the group epoch after the
     line; `cause` is the last membership line ("member_left <member id>")."""
     lines = _cg_lines(logs).select(
-        "group", F.struct("ts", "file", F.col("line").cast("bigint").alias("line"), "event",
+        "group", "derived_from", F.struct("ts", "file", F.col("line").cast("bigint").alias("line"), "event",
                           "member", F.col("epoch").cast("int").alias("epoch"),
                           "state").alias("x"))
     init = (f"named_struct('members', cast(map() AS map<string,boolean>), 'ge', 0, 'te', 0, "
-            f"'st', cast(NULL AS string), 'cause', cast(NULL AS string), "
+            f"'st', cast(NULL AS string), 'cause', cast(NULL AS string), 'n', 0, "
             f"'out', cast(array() AS array<{_cg_change_type}>))")
-    replay = (lines.groupBy("group").agg(F.array_sort(F.collect_list("x")).alias("xs"))
-              .select("group", F.expr(f"aggregate(xs, {init}, (acc, x) -> {_cg_step()})"
+    replay = (lines.groupBy("group", "derived_from")
+              .agg(F.array_sort(F.collect_list("x")).alias("xs"))
+              .select("group", "derived_from", F.expr(f"aggregate(xs, {init}, (acc, x) -> {_cg_step()})"
                                       ).alias("acc")))
-    return replay.select("group", F.explode("acc.out").alias("c")).select("group", "c.*")
+    return (replay.select("group", "derived_from", F.explode("acc.out").alias("c"))
+            .select("group", "derived_from", "c.*"))
 
 
 def _cg_episodes(logs: DataFrame) -> DataFrame:
@@ -471,7 +488,8 @@ def _cg_episodes(logs: DataFrame) -> DataFrame:
               ).alias("s"),
         F.max(F.when(is_end, F.struct("ts", "file", "line", "state", "event", "epoch",
                                       "members"))).alias("e"),
-        F.sum(is_assign.cast("int")).alias("n_assign"))
+        F.sum(is_assign.cast("int")).alias("n_assign"),
+        F.first("derived_from").alias("derived_from"))
     return agg.select(
         "group", F.col("s.ts").alias("start_ts"), F.col("e.ts").alias("end_ts"),
         (_ms("e.ts") - _ms("s.ts")).alias("duration_ms"), F.col("s.cause").alias("reason"),
@@ -480,8 +498,7 @@ def _cg_episodes(logs: DataFrame) -> DataFrame:
         F.col("e.epoch").alias("generation_after"),
         F.col("s.members_before").cast("int").alias("members_before"),
         F.col("e.members").cast("int").alias("members_after"),
-        (F.col("n_assign") - 1).cast("int").alias("restarts"),
-        F.lit("broker+client").alias("derived_from"))
+        (F.col("n_assign") - 1).cast("int").alias("restarts"), "derived_from")
 
 
 # -- member departures ------------------------------------------------------------------------
@@ -842,7 +859,7 @@ def group_state_timeline(logs: DataFrame) -> DataFrame:
         client = part if client is None else client.unionByName(part)
     consumer = _cg_changes(logs).select(
         "group", "ts", "file", "line", "state", F.col("epoch").alias("generation"),
-        F.lit("broker+client").alias("derived_from"))
+        "derived_from")
     obs = broker.unionByName(client).unionByName(consumer)  # type: ignore[arg-type]
     w = _window("group")
     changes = (obs.withColumn("prev_state", F.lag("state").over(w))
