@@ -9,9 +9,10 @@ columns in the same order, the same rows in the same order, the same NULLs, time
 so `logs report` prints the same bytes from either engine.
 
 THE TWO MODULES MUST MOVE TOGETHER. This one mirrors `spark/analyses.py` function for function
-(`_group_lines`, `_broker_episodes`, `_client_episodes`, `_broker_departures`, ... keep the
-Spark names and the order of their steps), so a change to a Spark analysis is ported by reading
-the two side by side. tests/test_logs_analyses_identity.py runs both on every dataset under
+(`_group_lines`, `_broker_episodes`, `_client_episodes`, `_cg_changes`, `_broker_departures`,
+... keep the Spark names and the order of their steps; `_cg_changes` walks a consumer group's
+lines where Spark folds them with `aggregate`), so a change to a Spark analysis is ported by
+reading the two side by side. tests/test_logs_analyses_identity.py runs both on every dataset under
 `datasets/` and on the sample logs in tests/data/logs and fails on any difference.
 
 How the Spark operations map to Python here: a window `partitionBy(k).orderBy(ts, file, line)`
@@ -441,8 +442,8 @@ _EPISODE_COLUMNS = tuple(COLUMN_TYPES["rebalance_episodes"])
 
 
 def rebalance_episodes(logs: Any) -> Any:
-    """One row per rebalance of a classic group, ordered by group and start: see
-    `spark.analyses.rebalance_episodes`, which this reproduces row for row."""
+    """One row per rebalance of a classic or a KIP-848 consumer group, ordered by group and
+    start: see `spark.analyses.rebalance_episodes`, which this reproduces row for row."""
     return _frame(_rebalance_episode_rows(prepare(logs)), "rebalance_episodes")
 
 

@@ -1,12 +1,15 @@
 """Analyses of parsed coordinator logs, each a function from `load_logs`'s DataFrame to a DataFrame.
 
-* `rebalance_episodes` - one row per rebalance of a classic group: from PreparingRebalance until
-  the group is Stable again (or Empty, or Dead), with Kafka's generation and member counts;
+* `rebalance_episodes` - one row per rebalance: of a classic group from PreparingRebalance until
+  it is Stable again (or Empty, or Dead), with Kafka's generation and member counts; of a
+  KIP-848 consumer group from Assigning (a member joined, left or was fenced) until it is
+  Stable (or Empty) again, with its group epochs;
 * `member_departures` - who left a group and why (session expiry, LeaveGroup, poll timeout,
   fencing, rebalance timeout);
 * `heartbeat_gaps` / `heartbeat_gap_summary` - time between heartbeat lines per member;
 * `coordinator_loads` - load and unload of each `__consumer_offsets` partition per epoch;
-* `group_state_timeline` - one row per (group, state, from_ts, to_ts).
+* `group_state_timeline` - one row per (group, state, from_ts, to_ts), in `ClassicGroupState`'s
+  or `ConsumerGroupState`'s states.
 
 Everything is Spark's DataFrame API (filters, window functions, aggregations, joins): no Python
 UDFs and nothing collected to the driver, so the same code runs on the 1 GB benchmark input.
@@ -249,6 +252,20 @@ def rebalance_episodes(logs: DataFrame) -> DataFrame:
     reason is the first such request's, and `members_after` counts the clients that joined
     generation G. Client logs cannot see a rebalance that is still running, so only completed
     episodes appear, and `restarts` is NULL.
+
+    A KIP-848 consumer group (its coordinator's lines are `GroupMetadataManager`'s consumer-group
+    lines) has no join phase: its states are replayed from its lines (`_cg_changes`). An
+    episode starts when the group moves to Assigning (`reason`: the member that joined, left or
+    was fenced, "member_left <member id>"; `generation_before` is the group epoch before it)
+    and ends at its last move to Stable (or Empty) before the next one starts; a further move
+    to Assigning before the group was Stable again (another join, leave or fencing) counts in
+    `restarts`. `generation_after` is the group epoch the group is Stable at, the member counts
+    are the group's before the line that started it and at the end. `derived_from` is "broker"
+    when the coordinator logs its DEBUG "new assignment state" lines (its own view of each
+    member), else "broker+client": at INFO a member counts as reconciled from its own
+    "transitioned from ACKNOWLEDGING to STABLE", which comes one heartbeat response after the
+    coordinator's, and never comes from a member stuck in a long poll (its callbacks do not
+    run), so such an episode runs on to the next one's end.
     """
     broker = _broker_episodes(logs)
     client = _client_episodes(logs).join(_broker_groups(logs), "group", "left_anti")
@@ -452,17 +469,16 @@ def _cg_changes(logs: DataFrame) -> DataFrame:
     "new assignment state" (STABLE at the target epoch) or, at INFO, the member's own
     "transitioned from X to STABLE" (and out of STABLE). `epoch` is the group epoch after the
     line; `cause` is the last membership line ("member_left <member id>")."""
-    lines = _cg_lines(logs).select(
-        "group", "derived_from", F.struct("ts", "file", F.col("line").cast("bigint").alias("line"), "event",
-                          "member", F.col("epoch").cast("int").alias("epoch"),
-                          "state").alias("x"))
+    x = F.struct("ts", "file", F.col("line").cast("bigint").alias("line"), "event", "member",
+                 F.col("epoch").cast("int").alias("epoch"), "state")
+    lines = _cg_lines(logs).select("group", "derived_from", x.alias("x"))
     init = (f"named_struct('members', cast(map() AS map<string,boolean>), 'ge', 0, 'te', 0, "
             f"'st', cast(NULL AS string), 'cause', cast(NULL AS string), 'n', 0, "
             f"'out', cast(array() AS array<{_cg_change_type}>))")
     replay = (lines.groupBy("group", "derived_from")
               .agg(F.array_sort(F.collect_list("x")).alias("xs"))
-              .select("group", "derived_from", F.expr(f"aggregate(xs, {init}, (acc, x) -> {_cg_step()})"
-                                      ).alias("acc")))
+              .select("group", "derived_from",
+                      F.expr(f"aggregate(xs, {init}, (acc, x) -> {_cg_step()})").alias("acc")))
     return (replay.select("group", "derived_from", F.explode("acc.out").alias("c"))
             .select("group", "derived_from", "c.*"))
 
@@ -838,6 +854,12 @@ def group_state_timeline(logs: DataFrame) -> DataFrame:
     Groups with only client lines get PreparingRebalance from the first join request,
     CompletingRebalance from the first JoinGroup response of the new generation, and Stable from
     the first SyncGroup response (`derived_from` = "client").
+
+    A KIP-848 consumer group's states are `ConsumerGroupState`'s (Empty, Assigning,
+    Reconciling, Stable), replayed from its lines as in `rebalance_episodes` (`_cg_changes`);
+    `generation` is the group epoch. Several moves in the same millisecond (a member joins:
+    Assigning, then Reconciling once the target assignment is computed) are all listed, in
+    the order of their lines.
     """
     g = _group_lines(logs).filter(F.col("new_state").isNotNull())
     w = _window("group")
