@@ -184,3 +184,21 @@ def test_spark_reads_the_debug_lines_as_logs_analyses_does(spark, debug):
             assert got == want, name
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
+
+
+def test_real_kafka_4_a_lone_member_fenced_leaves_the_group_empty_without_a_rebalance():
+    """Apache Kafka 4.0.2's own log and its Java consumer's (datasets/real-kafka): the member
+    joins (epoch 1) and is Stable 26 ms later by its own line; when it is fenced the group has
+    no member left and goes Empty (`maybeUpdateGroupState`), which is no rebalance."""
+    real = DATASET.parent / "real-kafka" / "kafka"
+    events = _events([str(real / "server.log"),
+                      str(real / "clients" / "kip848-one-joins" / "java-a.log")])
+    group = "g-kip848-one-joins-java"
+    ep = P.rebalance_episodes(events)
+    ep = ep[ep["group"] == group]
+    assert [(r.duration_ms, r.end_state, r.generation_before, r.generation_after,
+             r.members_before, r.members_after, r.restarts) for r in ep.itertuples()] == [
+        (26, "Stable", 0, 1, 0, 1, 0)]
+    t = P.group_state_timeline(events)
+    assert list(t[t["group"] == group]["state"]) == ["Assigning", "Reconciling", "Stable",
+                                                     "Empty"]

@@ -1068,25 +1068,30 @@ def _cg_changes(logs: Any) -> list[Row]:
 
 def _cg_episode_rows(logs: Any) -> list[Row]:
     """Consumer-group episodes (spark.analyses._cg_episodes): a move to Assigning opens one
-    when the group was Stable or Empty since the previous move to Assigning (else it is a
-    restart of the open one); the episode ends at its last move to Stable or Empty."""
+    when the group was Stable or Empty since the previous move to Assigning (else it restarts
+    the open one); it ends at its last move to Stable before the next one opens or the group
+    goes Empty, or at that move to Empty when it was never Stable."""
     out = []
     for part in _partitions(_cg_changes(logs), "group"):
         episodes: list[list[Row]] = []
         settled_since_assign = True
+        closed = True
         for r in part:
             if r["state"] == "Assigning":
                 if settled_since_assign:
                     episodes.append([])
+                    closed = False
                 settled_since_assign = False
             elif r["state"] in ("Stable", "Empty"):
                 settled_since_assign = True
-            if episodes:
+            if not closed:
                 episodes[-1].append(r)
+                closed = r["state"] == "Empty"
         for ep in episodes:
             s = ep[0]
-            ends = [r for r in ep if r["state"] in ("Stable", "Empty")]
-            e = ends[-1] if ends else None
+            stable = [r for r in ep if r["state"] == "Stable"]
+            empty = [r for r in ep if r["state"] == "Empty"]
+            e = stable[-1] if stable else empty[0] if empty else None
             out.append({
                 "group": s["group"], "start_ts": s["ts"], "end_ts": e and e["ts"],
                 "duration_ms": _minus(_ms(e and e["ts"]), _ms(s["ts"])),

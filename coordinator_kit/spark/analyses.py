@@ -259,7 +259,8 @@ def rebalance_episodes(logs: DataFrame) -> DataFrame:
     was fenced, "member_left <member id>"; `generation_before` is the group epoch before it)
     and ends at its last move to Stable (or Empty) before the next one starts; a further move
     to Assigning before the group was Stable again (another join, leave or fencing) counts in
-    `restarts`. `generation_after` is the group epoch the group is Stable at, the member counts
+    `restarts`; an episode the group leaves for Empty before it was Stable again ends there.
+    `generation_after` is the group epoch the group is Stable at, the member counts
     are the group's before the line that started it and at the end. `derived_from` is "broker"
     when the coordinator logs its DEBUG "new assignment state" lines (its own view of each
     member), else "broker+client": at INFO a member counts as reconciled from its own
@@ -486,7 +487,9 @@ def _cg_changes(logs: DataFrame) -> DataFrame:
 def _cg_episodes(logs: DataFrame) -> DataFrame:
     """Consumer-group episodes: a move to Assigning opens one when the group was Stable or
     Empty since the previous move to Assigning (else it restarts the open one, `restarts`);
-    the episode ends at its last move to Stable or Empty before the next one opens."""
+    it ends at its last move to Stable before the next one opens or the group goes Empty (the
+    members' own STABLE lines can flap before the coordinator's Stable: the last one counts),
+    or at that move to Empty when it was never Stable (the last member left mid-rebalance)."""
     c = _cg_changes(logs)
     w = _window("group")
     upto = w.rowsBetween(Window.unboundedPreceding, 0)
@@ -499,11 +502,17 @@ def _cg_episodes(logs: DataFrame) -> DataFrame:
     opens = is_assign & (settled_at_last_assign.isNull()
                          | (F.col("settled") > settled_at_last_assign))
     c = c.withColumn("ep", F.sum(opens.cast("int")).over(upto)).filter(F.col("ep") > 0)
+    # a move to Empty closes the episode: later moves until the next one opens are in none
+    we = Window.partitionBy("group", "ep").orderBy(*ORDER).rowsBetween(
+        Window.unboundedPreceding, -1)
+    is_empty = F.col("state") == "Empty"
+    c = c.filter(F.coalesce(F.sum(is_empty.cast("int")).over(we), F.lit(0)) == 0)
+    end = F.struct("ts", "file", "line", "state", "event", "epoch", "members")
     agg = c.groupBy("group", "ep").agg(
         F.min(F.struct("ts", "file", "line", "cause", "epoch_before", "members_before")
               ).alias("s"),
-        F.max(F.when(is_end, F.struct("ts", "file", "line", "state", "event", "epoch",
-                                      "members"))).alias("e"),
+        F.coalesce(F.max(F.when(F.col("state") == "Stable", end)),
+                   F.min(F.when(is_empty, end))).alias("e"),
         F.sum(is_assign.cast("int")).alias("n_assign"),
         F.first("derived_from").alias("derived_from"))
     return agg.select(
