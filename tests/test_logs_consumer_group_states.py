@@ -161,27 +161,30 @@ def test_classic_groups_get_no_consumer_group_rows():
 
 
 @pytest.mark.spark
-def test_spark_reads_the_debug_lines_as_logs_analyses_does(spark, debug):
+def test_spark_reads_debug_lines_and_real_kafka_as_logs_analyses_does(spark, debug):
     """The identity test covers the datasets (INFO); this covers the coordinator's DEBUG lines,
-    which only a DEBUG run has."""
+    which only a DEBUG run has, and real Kafka 4.0.2's consumer groups (datasets/real-kafka,
+    whose logs sit in sub-folders the identity test does not walk)."""
     import pyarrow as pa
 
     from coordinator_kit.spark import analyses as S
     from coordinator_kit.spark.schema import arrow_schema, spark_schema
 
-    _, events = debug
+    real = _events(str(DATASET.parent / "real-kafka" / "kafka"))
     zone = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "UTC")
     try:
-        frame = spark.createDataFrame(pa.Table.from_pylist(events, schema=arrow_schema()),
-                                      spark_schema())
-        for name in ("rebalance_episodes", "group_state_timeline"):
-            want = [tuple(r) for r in getattr(S, name)(frame).collect()]
-            df = getattr(P, name)(events)
-            got = [tuple(None if pd.isna(v) else v.to_pydatetime()
-                         if isinstance(v, pd.Timestamp) else v.item() if hasattr(v, "item")
-                         else v for v in row) for row in df.itertuples(index=False, name=None)]
-            assert got == want, name
+        for label, events in (("debug run", debug[1]), ("real-kafka", real)):
+            frame = spark.createDataFrame(pa.Table.from_pylist(events, schema=arrow_schema()),
+                                          spark_schema())
+            for name in ("rebalance_episodes", "group_state_timeline"):
+                want = [tuple(r) for r in getattr(S, name)(frame).collect()]
+                df = getattr(P, name)(events)
+                got = [tuple(None if pd.isna(v) else v.to_pydatetime()
+                             if isinstance(v, pd.Timestamp) else v.item() if hasattr(v, "item")
+                             else v for v in row)
+                       for row in df.itertuples(index=False, name=None)]
+                assert got == want, (label, name)
     finally:
         spark.conf.set("spark.sql.session.timeZone", zone)
 

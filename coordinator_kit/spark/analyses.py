@@ -506,7 +506,8 @@ def _cg_episodes(logs: DataFrame) -> DataFrame:
     we = Window.partitionBy("group", "ep").orderBy(*ORDER).rowsBetween(
         Window.unboundedPreceding, -1)
     is_empty = F.col("state") == "Empty"
-    c = c.filter(F.coalesce(F.sum(is_empty.cast("int")).over(we), F.lit(0)) == 0)
+    c = (c.withColumn("emptied", F.coalesce(F.sum(is_empty.cast("int")).over(we), F.lit(0)))
+         .filter(F.col("emptied") == 0))
     end = F.struct("ts", "file", "line", "state", "event", "epoch", "members")
     agg = c.groupBy("group", "ep").agg(
         F.min(F.struct("ts", "file", "line", "cause", "epoch_before", "members_before")
