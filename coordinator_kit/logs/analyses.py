@@ -9,9 +9,10 @@ columns in the same order, the same rows in the same order, the same NULLs, time
 so `logs report` prints the same bytes from either engine.
 
 THE TWO MODULES MUST MOVE TOGETHER. This one mirrors `spark/analyses.py` function for function
-(`_group_lines`, `_broker_episodes`, `_client_episodes`, `_broker_departures`, ... keep the
-Spark names and the order of their steps), so a change to a Spark analysis is ported by reading
-the two side by side. tests/test_logs_analyses_identity.py runs both on every dataset under
+(`_group_lines`, `_broker_episodes`, `_client_episodes`, `_cg_changes`, `_broker_departures`,
+... keep the Spark names and the order of their steps; `_cg_changes` walks a consumer group's
+lines where Spark folds them with `aggregate`), so a change to a Spark analysis is ported by
+reading the two side by side. tests/test_logs_analyses_identity.py runs both on every dataset under
 `datasets/` and on the sample logs in tests/data/logs and fails on any difference.
 
 How the Spark operations map to Python here: a window `partitionBy(k).orderBy(ts, file, line)`
@@ -441,8 +442,8 @@ _EPISODE_COLUMNS = tuple(COLUMN_TYPES["rebalance_episodes"])
 
 
 def rebalance_episodes(logs: Any) -> Any:
-    """One row per rebalance of a classic group, ordered by group and start: see
-    `spark.analyses.rebalance_episodes`, which this reproduces row for row."""
+    """One row per rebalance of a classic or a KIP-848 consumer group, ordered by group and
+    start: see `spark.analyses.rebalance_episodes`, which this reproduces row for row."""
     return _frame(_rebalance_episode_rows(prepare(logs)), "rebalance_episodes")
 
 
@@ -450,7 +451,7 @@ def _rebalance_episode_rows(logs: Prepared) -> list[Row]:
     broker = _broker_episodes(logs)
     groups = _broker_groups(logs)
     client = [r for r in _client_episodes(logs) if r["group"] not in groups]
-    rows = broker + client
+    rows = broker + client + _cg_episode_rows(logs)
     rows.sort(key=lambda r: (_nf(r["group"]), _nf(r["start_ts"]), _nf(r["derived_from"]),
                              _nf(r["end_ts"])))
     return rows
@@ -957,6 +958,10 @@ def _timeline_rows(logs: Prepared) -> list[Row]:
             if r[ts_col] is not None:
                 obs.append({"group": r["group"], "ts": r[ts_col], "file": None, "line": step,
                             "state": state, "generation": r[gen], "derived_from": "client"})
+    for r in _cg_changes(logs):
+        obs.append({"group": r["group"], "ts": r["ts"], "file": r["file"], "line": r["line"],
+                    "state": r["state"], "generation": r["epoch"],
+                    "derived_from": r["derived_from"]})
     out = []
     for part in _partitions(obs, "group"):
         prev_state = None
@@ -973,6 +978,129 @@ def _timeline_rows(logs: Prepared) -> list[Row]:
                         "_file": r["file"], "_line": r["line"]})
     out.sort(key=lambda r: (_nf(r["group"]), _nf(r["from_ts"]), _nf(r["_file"]),
                             _nf(r["_line"])))
+    return out
+
+
+# -- consumer groups (KIP-848) ----------------------------------------------------------------
+
+# Kafka's consumer group states (ConsumerGroup.ConsumerGroupState, as it prints them).
+CONSUMER_GROUP_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "Dead")
+# The lines a consumer group's state is derived from (spark.analyses._CG_EVENTS).
+_CG_EVENTS = ("member_joined", "group_epoch_bumped", "target_assignment_computed",
+              "member_assignment_updated", "member_left", "member_fenced",
+              "member_state_changed")
+
+
+def _cg_lines(logs: Any) -> list[Row]:
+    """The lines of groups whose coordinator logs consumer-group (CG-) lines: those broker
+    lines, and the clients' "transitioned from X to Y" lines of the same groups unless the
+    coordinator logs its own view of the members (DEBUG "new assignment state")
+    (spark.analyses._cg_lines)."""
+    rows = [r for r in _timed(logs) if r["group"] is not None and r["event"] in _CG_EVENTS]
+    groups = {r["group"] for r in rows
+              if r["source"] == "broker" and (r["template"] or "").startswith("CG-")}
+    debug = {r["group"] for r in rows if r["source"] == "broker"
+             and r["event"] == "member_assignment_updated"
+             and (r["template"] or "").startswith("CG-")}
+    return [{**r, "derived_from": "broker" if r["group"] in debug else "broker+client"}
+            for r in rows if r["group"] in groups
+            and ((r["source"] == "broker" and (r["template"] or "").startswith("CG-"))
+                 or (r["source"] == "client" and r["event"] == "member_state_changed"
+                     and r["group"] not in debug))]
+
+
+@_cached
+def _cg_changes(logs: Any) -> list[Row]:
+    """Each consumer group's state changes (spark.analyses._cg_changes): one row per line
+    that moves the group, with the group epoch before and after, the member count and the
+    membership line that caused the move."""
+    out = []
+    for part in _partitions(_cg_lines(logs), "group"):
+        members: dict[str, bool] = {}   # member id -> reconciled to the current target
+        group_epoch = target_epoch = 0
+        state = None
+        cause = None
+        n_before = 0    # the member count before the last membership line
+        for r in part:
+            event, member = r["event"], r["member"]
+            epoch_before = group_epoch
+            derive = True
+            if event == "member_joined":
+                n_before = len(members)
+                members[member] = False
+                cause = f"member_joined {member}"
+                derive = False      # its epoch bump is written with it
+            elif event == "group_epoch_bumped":
+                group_epoch = r["epoch"] if r["epoch"] is not None else group_epoch
+            elif event == "target_assignment_computed":
+                target_epoch = r["epoch"] if r["epoch"] is not None else target_epoch
+                members = {m: False for m in members}
+            elif event in ("member_left", "member_fenced"):
+                n_before = len(members)
+                members.pop(member, None)
+                group_epoch += 1
+                cause = f"{event} {member}"
+            elif member not in members:     # a member's line before it joined or after it left
+                continue
+            elif event == "member_assignment_updated":      # the coordinator's DEBUG line
+                members[member] = r["state"] == "STABLE" and r["epoch"] == target_epoch
+            else:                                           # a client's transition
+                members[member] = r["state"] == "STABLE"
+            if not derive:
+                continue
+            if not members:
+                new = "Empty"
+            elif group_epoch > target_epoch:
+                new = "Assigning"
+            elif all(members.values()):
+                new = "Stable"
+            else:
+                new = "Reconciling"
+            if new != state:
+                out.append({"group": r["group"], "ts": r["ts"], "file": r["file"],
+                            "line": r["line"], "state": new, "event": event,
+                            "epoch_before": epoch_before, "epoch": group_epoch,
+                            "members_before": n_before, "members": len(members),
+                            "cause": cause, "derived_from": r["derived_from"]})
+                state = new
+    return out
+
+
+def _cg_episode_rows(logs: Any) -> list[Row]:
+    """Consumer-group episodes (spark.analyses._cg_episodes): a move to Assigning opens one
+    when the group was Stable or Empty since the previous move to Assigning (else it restarts
+    the open one); it ends at its last move to Stable before the next one opens or the group
+    goes Empty, or at that move to Empty when it was never Stable."""
+    out = []
+    for part in _partitions(_cg_changes(logs), "group"):
+        episodes: list[list[Row]] = []
+        settled_since_assign = True
+        closed = True
+        for r in part:
+            if r["state"] == "Assigning":
+                if settled_since_assign:
+                    episodes.append([])
+                    closed = False
+                settled_since_assign = False
+            elif r["state"] in ("Stable", "Empty"):
+                settled_since_assign = True
+            if not closed:
+                episodes[-1].append(r)
+                closed = r["state"] == "Empty"
+        for ep in episodes:
+            s = ep[0]
+            stable = [r for r in ep if r["state"] == "Stable"]
+            empty = [r for r in ep if r["state"] == "Empty"]
+            e = stable[-1] if stable else empty[0] if empty else None
+            out.append({
+                "group": s["group"], "start_ts": s["ts"], "end_ts": e and e["ts"],
+                "duration_ms": _minus(_ms(e and e["ts"]), _ms(s["ts"])),
+                "reason": s["cause"], "end_state": e and e["state"],
+                "end_event": e and e["event"], "generation_before": s["epoch_before"],
+                "generation_after": e and e["epoch"], "members_before": s["members_before"],
+                "members_after": e and e["members"],
+                "restarts": sum(r["state"] == "Assigning" for r in ep) - 1,
+                "derived_from": s["derived_from"]})
     return out
 
 

@@ -1,12 +1,15 @@
 """Analyses of parsed coordinator logs, each a function from `load_logs`'s DataFrame to a DataFrame.
 
-* `rebalance_episodes` - one row per rebalance of a classic group: from PreparingRebalance until
-  the group is Stable again (or Empty, or Dead), with Kafka's generation and member counts;
+* `rebalance_episodes` - one row per rebalance: of a classic group from PreparingRebalance until
+  it is Stable again (or Empty, or Dead), with Kafka's generation and member counts; of a
+  KIP-848 consumer group from Assigning (a member joined, left or was fenced) until it is
+  Stable (or Empty) again, with its group epochs;
 * `member_departures` - who left a group and why (session expiry, LeaveGroup, poll timeout,
   fencing, rebalance timeout);
 * `heartbeat_gaps` / `heartbeat_gap_summary` - time between heartbeat lines per member;
 * `coordinator_loads` - load and unload of each `__consumer_offsets` partition per epoch;
-* `group_state_timeline` - one row per (group, state, from_ts, to_ts).
+* `group_state_timeline` - one row per (group, state, from_ts, to_ts), in `ClassicGroupState`'s
+  or `ConsumerGroupState`'s states.
 
 Everything is Spark's DataFrame API (filters, window functions, aggregations, joins): no Python
 UDFs and nothing collected to the driver, so the same code runs on the 1 GB benchmark input.
@@ -249,10 +252,26 @@ def rebalance_episodes(logs: DataFrame) -> DataFrame:
     reason is the first such request's, and `members_after` counts the clients that joined
     generation G. Client logs cannot see a rebalance that is still running, so only completed
     episodes appear, and `restarts` is NULL.
+
+    A KIP-848 consumer group (its coordinator's lines are `GroupMetadataManager`'s consumer-group
+    lines) has no join phase: its states are replayed from its lines (`_cg_changes`). An
+    episode starts when the group moves to Assigning (`reason`: the member that joined, left or
+    was fenced, "member_left <member id>"; `generation_before` is the group epoch before it)
+    and ends at its last move to Stable (or Empty) before the next one starts; a further move
+    to Assigning before the group was Stable again (another join, leave or fencing) counts in
+    `restarts`; an episode the group leaves for Empty before it was Stable again ends there.
+    `generation_after` is the group epoch the group is Stable at, the member counts
+    are the group's before the line that started it and at the end. `derived_from` is "broker"
+    when the coordinator logs its DEBUG "new assignment state" lines (its own view of each
+    member), else "broker+client": at INFO a member counts as reconciled from its own
+    "transitioned from ACKNOWLEDGING to STABLE", which comes one heartbeat response after the
+    coordinator's, and never comes from a member stuck in a long poll (its callbacks do not
+    run), so such an episode runs on to the next one's end.
     """
     broker = _broker_episodes(logs)
     client = _client_episodes(logs).join(_broker_groups(logs), "group", "left_anti")
     return (broker.unionByName(client.select(*_EPISODE_COLUMNS))
+            .unionByName(_cg_episodes(logs).select(*_EPISODE_COLUMNS))
             .orderBy("group", "start_ts", "derived_from", "end_ts"))
 
 
@@ -358,6 +377,154 @@ def _client_episodes(logs: DataFrame) -> DataFrame:
         F.lit(None).cast("int").alias("restarts"),
         F.lit("client").alias("derived_from"),
     )
+
+
+# -- consumer groups (KIP-848) ----------------------------------------------------------------
+
+# Kafka's consumer group states (ConsumerGroup.ConsumerGroupState, as it prints them).
+CONSUMER_GROUP_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "Dead")
+# The lines a consumer group's state is derived from: the coordinator's (GroupMetadataManager)
+# member joined / left / fenced, "Bumped group epoch", "Computed a new target assignment for
+# epoch", its DEBUG "new assignment state", and the clients' "transitioned from X to Y".
+_CG_EVENTS = _known("member_joined", "group_epoch_bumped", "target_assignment_computed",
+                    "member_assignment_updated", "member_left", "member_fenced",
+                    "member_state_changed")
+
+
+def _cg_lines(logs: DataFrame) -> DataFrame:
+    """The lines of groups whose coordinator logs consumer-group (CG-) lines: those broker
+    lines, and the clients' "transitioned from X to Y" lines of the same groups unless the
+    coordinator logs its own view of the members (DEBUG "new assignment state": a member is
+    STABLE to the coordinator once nothing remains for it to revoke or wait for,
+    `CurrentAssignmentBuilder`, while its client logs STABLE only when its own reconciliation
+    and the acknowledging heartbeat are done)."""
+    t = _timed(logs).filter(F.col("group").isNotNull() & F.col("event").isin(_CG_EVENTS))
+    cg = F.coalesce(F.col("template"), F.lit("")).startswith("CG-")
+    broker = (F.col("source") == "broker") & cg
+    t = t.filter(broker | ((F.col("source") == "client")
+                           & (F.col("event") == "member_state_changed")))
+    groups = t.filter(broker).select("group").distinct()
+    debug = t.filter(broker & (F.col("event") == "member_assignment_updated")
+                     ).select("group").distinct()
+    t = t.join(groups, "group", "left_semi")
+    t = (t.filter(broker)
+         .unionByName(t.filter(~broker).join(debug, "group", "left_anti").select(*t.columns)))
+    return (t.join(debug.withColumn("debug", F.lit(True)), "group", "left")
+            .withColumn("derived_from", F.when(F.col("debug"), F.lit("broker"))
+                        .otherwise(F.lit("broker+client"))).drop("debug"))
+
+
+# The type of one change `_cg_changes` records.
+_cg_change_type = ("struct<ts:timestamp,file:string,line:bigint,state:string,event:string,"
+                   "epoch_before:int,epoch:int,members_before:int,members:int,cause:string>")
+
+
+def _cg_step() -> str:
+    """One line applied to the replay's accumulator (a SQL lambda body over `acc`, `x`): the
+    state `ConsumerGroup.maybeUpdateGroupState` would derive after it (see `_cg_changes`)."""
+    ev, m = "x.event", "coalesce(x.member, '')"
+    present = f"map_contains_key(acc.members, {m})"
+    others = f"map_filter(acc.members, (k, v) -> k != {m})"
+    mine = ("CASE WHEN x.event = 'member_assignment_updated' THEN "
+            "coalesce(x.state = 'STABLE' AND x.epoch = acc.te, false) "
+            "ELSE coalesce(x.state = 'STABLE', false) END")
+    members = (f"CASE WHEN {ev} = 'member_joined' THEN map_concat({others}, map({m}, false)) "
+               f"WHEN {ev} = 'target_assignment_computed' "
+               f"THEN transform_values(acc.members, (k, v) -> false) "
+               f"WHEN {ev} IN ('member_left', 'member_fenced') THEN {others} "
+               f"WHEN {ev} IN ('member_assignment_updated', 'member_state_changed') AND {present}"
+               f" THEN map_concat({others}, map({m}, {mine})) ELSE acc.members END")
+    ge = (f"CASE WHEN {ev} = 'group_epoch_bumped' THEN coalesce(x.epoch, acc.ge) "
+          f"WHEN {ev} IN ('member_left', 'member_fenced') THEN acc.ge + 1 ELSE acc.ge END")
+    te = f"CASE WHEN {ev} = 'target_assignment_computed' THEN coalesce(x.epoch, acc.te) " \
+         f"ELSE acc.te END"
+    cause = (f"CASE WHEN {ev} IN ('member_joined', 'member_left', 'member_fenced') "
+             f"THEN concat({ev}, ' ', {m}) ELSE acc.cause END")
+    n_cause = (f"CASE WHEN {ev} IN ('member_joined', 'member_left', 'member_fenced') "
+               f"THEN size(acc.members) ELSE acc.n END")
+    derive = (f"NOT ({ev} = 'member_joined' OR ({ev} IN ('member_assignment_updated', "
+              f"'member_state_changed') AND NOT {present}))")
+    new = (f"CASE WHEN size({members}) = 0 THEN 'Empty' WHEN ({ge}) > ({te}) THEN 'Assigning' "
+           f"WHEN forall(map_values({members}), v -> v) THEN 'Stable' ELSE 'Reconciling' END")
+    moved = f"({derive}) AND (acc.st IS NULL OR acc.st != ({new}))"
+    row = (f"named_struct('ts', x.ts, 'file', x.file, 'line', cast(x.line AS bigint), "
+           f"'state', {new}, 'event', {ev}, 'epoch_before', acc.ge, 'epoch', {ge}, "
+           f"'members_before', {n_cause}, 'members', size({members}), "
+           f"'cause', {cause})")
+    return (f"named_struct('members', {members}, 'ge', {ge}, 'te', {te}, "
+            f"'st', CASE WHEN {derive} THEN {new} ELSE acc.st END, 'cause', {cause}, "
+            f"'n', {n_cause}, "
+            f"'out', CASE WHEN {moved} THEN concat(acc.out, array({row})) ELSE acc.out END)")
+
+
+def _cg_changes(logs: DataFrame) -> DataFrame:
+    """Each consumer group's state changes, one row per line that moves it: Kafka derives a
+    consumer group's state from its records (`ConsumerGroup.maybeUpdateGroupState`: Empty
+    without members, Assigning while the group epoch is ahead of the target assignment's,
+    Stable when every member is reconciled to the target, else Reconciling), and so does this
+    replay of each group's lines in order (Spark's `aggregate` over the group's lines, as
+    `viz.live.consumer_group_transitions` replays the trace): a member joins (its epoch bump
+    is written with it), "Bumped group epoch to N", "Computed a new target assignment for
+    epoch N" (no member is reconciled to it yet), a member left or fenced (the group epoch is
+    bumped, `consumerGroupFenceMember`), and a member's reconciliation: the coordinator's DEBUG
+    "new assignment state" (STABLE at the target epoch) or, at INFO, the member's own
+    "transitioned from X to STABLE" (and out of STABLE). `epoch` is the group epoch after the
+    line; `cause` is the last membership line ("member_left <member id>")."""
+    x = F.struct("ts", "file", F.col("line").cast("bigint").alias("line"), "event", "member",
+                 F.col("epoch").cast("int").alias("epoch"), "state")
+    lines = _cg_lines(logs).select("group", "derived_from", x.alias("x"))
+    init = (f"named_struct('members', cast(map() AS map<string,boolean>), 'ge', 0, 'te', 0, "
+            f"'st', cast(NULL AS string), 'cause', cast(NULL AS string), 'n', 0, "
+            f"'out', cast(array() AS array<{_cg_change_type}>))")
+    replay = (lines.groupBy("group", "derived_from")
+              .agg(F.array_sort(F.collect_list("x")).alias("xs"))
+              .select("group", "derived_from",
+                      F.expr(f"aggregate(xs, {init}, (acc, x) -> {_cg_step()})").alias("acc")))
+    return (replay.select("group", "derived_from", F.explode("acc.out").alias("c"))
+            .select("group", "derived_from", "c.*"))
+
+
+def _cg_episodes(logs: DataFrame) -> DataFrame:
+    """Consumer-group episodes: a move to Assigning opens one when the group was Stable or
+    Empty since the previous move to Assigning (else it restarts the open one, `restarts`);
+    it ends at its last move to Stable before the next one opens or the group goes Empty (the
+    members' own STABLE lines can flap before the coordinator's Stable: the last one counts),
+    or at that move to Empty when it was never Stable (the last member left mid-rebalance)."""
+    c = _cg_changes(logs)
+    w = _window("group")
+    upto = w.rowsBetween(Window.unboundedPreceding, 0)
+    before = w.rowsBetween(Window.unboundedPreceding, -1)
+    is_assign = F.col("state") == "Assigning"
+    is_end = F.col("state").isin("Stable", "Empty")
+    c = c.withColumn("settled", F.sum(is_end.cast("int")).over(upto))
+    settled_at_last_assign = F.last(F.when(is_assign, F.col("settled")), ignorenulls=True
+                                    ).over(before)
+    opens = is_assign & (settled_at_last_assign.isNull()
+                         | (F.col("settled") > settled_at_last_assign))
+    c = c.withColumn("ep", F.sum(opens.cast("int")).over(upto)).filter(F.col("ep") > 0)
+    # a move to Empty closes the episode: later moves until the next one opens are in none
+    we = Window.partitionBy("group", "ep").orderBy(*ORDER).rowsBetween(
+        Window.unboundedPreceding, -1)
+    is_empty = F.col("state") == "Empty"
+    c = (c.withColumn("emptied", F.coalesce(F.sum(is_empty.cast("int")).over(we), F.lit(0)))
+         .filter(F.col("emptied") == 0))
+    end = F.struct("ts", "file", "line", "state", "event", "epoch", "members")
+    agg = c.groupBy("group", "ep").agg(
+        F.min(F.struct("ts", "file", "line", "cause", "epoch_before", "members_before")
+              ).alias("s"),
+        F.coalesce(F.max(F.when(F.col("state") == "Stable", end)),
+                   F.min(F.when(is_empty, end))).alias("e"),
+        F.sum(is_assign.cast("int")).alias("n_assign"),
+        F.first("derived_from").alias("derived_from"))
+    return agg.select(
+        "group", F.col("s.ts").alias("start_ts"), F.col("e.ts").alias("end_ts"),
+        (_ms("e.ts") - _ms("s.ts")).alias("duration_ms"), F.col("s.cause").alias("reason"),
+        F.col("e.state").alias("end_state"), F.col("e.event").alias("end_event"),
+        F.col("s.epoch_before").alias("generation_before"),
+        F.col("e.epoch").alias("generation_after"),
+        F.col("s.members_before").cast("int").alias("members_before"),
+        F.col("e.members").cast("int").alias("members_after"),
+        (F.col("n_assign") - 1).cast("int").alias("restarts"), "derived_from")
 
 
 # -- member departures ------------------------------------------------------------------------
@@ -697,6 +864,12 @@ def group_state_timeline(logs: DataFrame) -> DataFrame:
     Groups with only client lines get PreparingRebalance from the first join request,
     CompletingRebalance from the first JoinGroup response of the new generation, and Stable from
     the first SyncGroup response (`derived_from` = "client").
+
+    A KIP-848 consumer group's states are `ConsumerGroupState`'s (Empty, Assigning,
+    Reconciling, Stable), replayed from its lines as in `rebalance_episodes` (`_cg_changes`);
+    `generation` is the group epoch. Several moves in the same millisecond (a member joins:
+    Assigning, then Reconciling once the target assignment is computed) are all listed, in
+    the order of their lines.
     """
     g = _group_lines(logs).filter(F.col("new_state").isNotNull())
     w = _window("group")
@@ -716,7 +889,10 @@ def group_state_timeline(logs: DataFrame) -> DataFrame:
             F.lit(step).cast("long").alias("line"), F.lit(state).alias("state"),
             F.col(gen).alias("generation"), F.lit("client").alias("derived_from"))
         client = part if client is None else client.unionByName(part)
-    obs = broker.unionByName(client)  # type: ignore[arg-type]
+    consumer = _cg_changes(logs).select(
+        "group", "ts", "file", "line", "state", F.col("epoch").alias("generation"),
+        "derived_from")
+    obs = broker.unionByName(client).unionByName(consumer)  # type: ignore[arg-type]
     w = _window("group")
     changes = (obs.withColumn("prev_state", F.lag("state").over(w))
                .filter(F.col("prev_state").isNull() | (F.col("prev_state") != F.col("state"))))
