@@ -48,7 +48,7 @@ from datetime import datetime
 from typing import Any
 
 from .fields import COLUMN_NAMES
-from .patterns import CONTROL_RE, LAYOUT_CLASSIFIER
+from .patterns import CONTROL_RE, LAYOUT_CLASSIFIER, normalise_level
 from .wrappers import strip_wrapper
 
 __all__ = ["CSV_HEADER_MAPS", "CsvHeader", "csv_header", "csv_records", "csv_ts", "CSV_LAYOUT",
@@ -295,7 +295,10 @@ def _row(first: int, fields: list[str], raw: str, extra: int, header: CsvHeader,
     when = cell("ts")
     ts = csv_ts(when) if when is not None else None
     if when is not None and ts is None:
-        return first, "quarantine", _quarantine(BAD_TIME), raw, extra
+        row = _quarantine(BAD_TIME)
+        row.update(level=normalise_level(cell("level"), cell("logger")), logger=cell("logger"),
+                   thread=cell("thread"))
+        return first, "quarantine", row, raw, extra
     kind, row = _record(CSV_LAYOUT, ts, cell("level"), cell("logger"), cell("thread"), msg,
                         False, cell("group"), cell("member"))
     return first, kind, row, raw, extra
