@@ -30,6 +30,10 @@ Lines are split like Hadoop's LineReader (which Spark's text source uses): `\\n`
 and `\\r` end a line; a final line without terminator counts; a leading U+FEFF is dropped (and
 a file that is nothing but a UTF-8 BOM has no line, as in Hadoop's LineRecordReader).
 
+A file whose first line is the header of a log viewer's CSV export is read by rows instead
+(`parse_csv`, the rules in `logs.csvexport`): decided once per file, so the lines of every
+other file take no extra step.
+
 Which files are read, and what is said about the others (symlinks, damaged `.gz`, unreadable
 files): `logs.inputs`; the notes are in `ParseCounts.notes`, the same as the Spark engine's.
 """

@@ -22,6 +22,9 @@ reaches Spark is chosen for speed and for agreement with the Python engine:
   file system looks for a `.name.crc` checksum file beside each file, and a name with `:`
   (`a:b.log`) makes that name an invalid URI and the read fail.
 * **Remote URIs** (hdfs://, s3a://) are Spark's alone, read and numbered as before.
+* **CSV exports** of log viewers (a local file whose first line is a header of
+  `logs.csvexport`) are not lines for Spark: `spark_lines` sets them aside and the loader hands
+  their rows, classified by the Python engine's own reader, to Spark (`spark.load`).
 
 Line numbers: Spark's text source splits big files into blocks read in parallel and numbers
 nothing. `spark.sql.files.openCostInBytes` is set to `maxPartitionBytes` in the session, so each
