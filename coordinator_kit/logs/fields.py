@@ -140,6 +140,13 @@ QUARANTINE_PROBLEMS: dict[str, str] = {
                  "complete it, or a continuation line with no record before it",
     "unknown layout": "the line matches no layout and does not look like a continuation",
     "unknown message": "a known layout and a coordination logger, but no template matches",
+    "bad time stamp": "the record's time stamp gives no time (not a real date, an offset "
+                      "beyond 18 hours, or outside the times pandas holds); in a CSV export, "
+                      "a time cell in a form the kit does not read",
+    "malformed CSV row": "a row of a CSV export (logs.csvexport) with another number of fields "
+                         "than its header, or text after a closing quote",
+    "unclosed CSV quote": "a quoted field of a CSV export that is never closed: the row runs "
+                          "to the end of the file",
 }
 
 KINDS: tuple[str, ...] = ("event", "other", "continuation", "quarantine")

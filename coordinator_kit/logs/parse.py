@@ -30,6 +30,10 @@ Lines are split like Hadoop's LineReader (which Spark's text source uses): `\\n`
 and `\\r` end a line; a final line without terminator counts; a leading U+FEFF is dropped (and
 a file that is nothing but a UTF-8 BOM has no line, as in Hadoop's LineRecordReader).
 
+A file whose first line is the header of a log viewer's CSV export is read by rows instead
+(`parse_csv`, the rules in `logs.csvexport`): decided once per file, so the lines of every
+other file take no extra step.
+
 Which files are read, and what is said about the others (symlinks, damaged `.gz`, unreadable
 files): `logs.inputs`; the notes are in `ParseCounts.notes`, the same as the Spark engine's.
 """
@@ -39,6 +43,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from itertools import chain
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -47,6 +52,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import IO, Any
 
+from .csvexport import CsvHeader, csv_header, csv_records
 from .fields import COLUMN_NAMES
 from .inputs import (KIT_DATA_FILES, InputNote, LogFile, damage_note, kit_data_file,
                      open_log, scan_inputs)
@@ -57,7 +63,7 @@ from .patterns import (BARE_LAYOUT, BARE_OK, BLANK_RE, CONTINUATION_RE, CONTROL_
                        is_coordination_logger, normalise_level, source_of)
 
 __all__ = ["ParseCounts", "ParseResult", "classify_line", "parse_lines", "iter_parsed",
-           "parse_paths", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE",
+           "parse_paths", "parse_csv", "iter_lines", "expand_paths", "make_ts", "epoch_ts", "JSON_TS_RE",
            "JSON_EPOCH_RE", "EPOCH_MILLIS_FROM", "TS_MIN", "TS_MAX", "KIT_DATA_FILES",
            "kit_data_file", "skipped_note", "SkippedFilesWarning", "LogInputWarning",
            "notes_warning", "BAD_TIME"]
@@ -477,6 +483,30 @@ def parse_lines(lines: Iterable[bytes | str], file: str, counts: ParseCounts | N
         yield pending
 
 
+def parse_csv(lines: Iterable[bytes | str], file: str, header: CsvHeader,
+              counts: ParseCounts | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """parse_lines for a CSV export whose first line is `header` (logs.csvexport): one record
+    per row, at the row's first physical line; its other lines count as continuation lines."""
+    counts = counts if counts is not None else ParseCounts()
+    for first, kind, row, raw, extra in csv_records(lines, header):
+        counts.read += 1 + extra
+        counts.other += extra
+        counts.continuation += extra
+        if kind == "other":
+            counts.other += 1
+            continue
+        assert row is not None
+        row["raw"], row["file"], row["line"] = raw, file, first
+        if kind == "event":
+            counts.recognised += 1
+            if row["ts"] is None:
+                counts.untimed += 1
+        else:
+            counts.quarantined += 1
+            counts.by_problem[row["problem"]] = counts.by_problem.get(row["problem"], 0) + 1
+        yield kind, row
+
+
 def _flush(group: list[tuple[int, bytes | str]], join: int
            ) -> tuple[int, str, dict[str, Any] | None, bytes | str, int]:
     """One record of a join's lines (one line: classified alone)."""
@@ -591,7 +621,13 @@ def read_file_lines(f: LogFile, counts: ParseCounts | None = None
             failed.append(exc)
 
     with stream:
-        yield from parse_lines(lines(), f.name, counts)
+        it = lines()
+        head = next(it, None)
+        header = csv_header(_line_text(head)) if head is not None else None
+        if header is not None:                  # a log viewer's CSV export (logs.csvexport)
+            yield from parse_csv(chain([head], it), f.name, header, counts)
+        else:
+            yield from parse_lines(() if head is None else chain([head], it), f.name, counts)
         if failed:
             counts.notes.append(InputNote(f.name, "read in part", f"reading failed after "
                                           f"{counts.read - before:,} line(s): "

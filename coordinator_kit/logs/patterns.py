@@ -509,7 +509,7 @@ LAYOUTS: tuple[Layout, ...] = (
            "a Kibana Discover copy, two lines: the display time `Nov 25, 2026 @ "
            "10:00:00.123`, then the message (logs.joins KIBANA)"),
 )
-LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON", "MESSAGE")
+LAYOUT_IDS: tuple[str, ...] = tuple(lay.id for lay in LAYOUTS) + ("JSON", "MESSAGE", "CSV")
 # LOG4J (the first layout, and the kit's own) cut in two for the Spark loader's fast path:
 # the head up to the message (date, time, frac, level; the run of spaces after the level) and
 # the tail after the message's last " (" (logger, optional `:line`, `)`). A line matches LOG4J

@@ -21,6 +21,7 @@ among the continuation rows only (small), so the big data is never shuffled.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -40,6 +41,8 @@ from ..logs.patterns import (BARE_LAYOUT, BARE_OK, BLANK_RE, CLIENT_LAYOUTS, CLI
                              MESSAGE_ENTRIES, SEP, Classifier)
 from ..logs.joins import ALONE_OTHER_RE, HEADS_RE, JOINS, MAX_JOIN_LINES, MONTHS
 from ..logs.wrappers import K9S_BORDER, K9S_TRIM_RE, WRAPPER_RE
+from ..logs.inputs import LogFile, open_log
+from ..logs.parse import iter_lines
 from .sources import lines_before, spark_lines
 
 __all__ = ["load_logs", "load_lines", "parse_logs", "write_parsed", "ParsedLogs", "resolve_files",
@@ -411,9 +414,44 @@ def _classify_texts(s1: Any) -> Any:
 
 def _load(paths: PathsArg, spark: Any) -> tuple[Any, list[InputNote]]:
     spark = _session(spark)
-    lines, notes = spark_lines(paths, spark)
+    csv: list[LogFile] = []
+    lines, notes = spark_lines(paths, spark, csv=csv)
     texts = _texts(lines)
-    return _join_records(texts, _classify_texts(texts)), notes
+    classified = _join_records(texts, _classify_texts(texts))
+    if csv:
+        classified = classified.unionByName(_csv_frame(spark, csv))
+    return classified, notes
+
+
+def _csv_frame(spark: Any, files: list[LogFile]) -> Any:
+    """The classified lines of CSV exports (`logs.csvexport`), made by the Python engine's own
+    code (`csv_records`) and handed to Spark as Arrow: a row's first line has the row's kind,
+    its other physical lines are `joined` (continuation lines that add no text), as for the
+    records of `logs.joins`. Exports are small (see logs.csvexport), and one reader of the
+    quoting rules gives both engines the same rows by construction."""
+    import pyarrow as pa
+
+    from ..logs.csvexport import csv_header, csv_records
+    from ..logs.parse import _line_text
+    from .schema import arrow_schema
+
+    rows: list[dict[str, Any]] = []
+    for f in files:
+        with open_log(f) as stream:
+            it = iter_lines(stream)
+            head = next(it, None)
+            header = csv_header(_line_text(head)) if head is not None else None
+            if header is None:               # changed since it was planned: nothing read
+                continue
+            for first, kind, row, raw, extra in csv_records(itertools.chain([head], it), header):
+                row = dict(row) if row is not None else dict.fromkeys(COLUMN_NAMES)
+                row.update(raw=raw, file=f.name, line=first, kind=kind)
+                rows.append(row)
+                rows.extend({**dict.fromkeys(COLUMN_NAMES), "file": f.name, "line": first + k,
+                             "kind": "joined"} for k in range(1, extra + 1))
+    schema = arrow_schema().append(pa.field("kind", pa.string()))
+    table = pa.Table.from_pylist(rows, schema=schema)
+    return spark.createDataFrame(table).select(*COLUMN_NAMES, "kind")
 
 
 def _on(F: Any, join_on: str) -> Any:

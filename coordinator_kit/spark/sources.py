@@ -22,6 +22,9 @@ reaches Spark is chosen for speed and for agreement with the Python engine:
   file system looks for a `.name.crc` checksum file beside each file, and a name with `:`
   (`a:b.log`) makes that name an invalid URI and the read fail.
 * **Remote URIs** (hdfs://, s3a://) are Spark's alone, read and numbered as before.
+* **CSV exports** of log viewers (a local file whose first line is a header of
+  `logs.csvexport`) are not lines for Spark: `spark_lines` sets them aside and the loader hands
+  their rows, classified by the Python engine's own reader, to Spark (`spark.load`).
 
 Line numbers: Spark's text source splits big files into blocks read in parallel and numbers
 nothing. `spark.sql.files.openCostInBytes` is set to `maxPartitionBytes` in the session, so each
@@ -40,10 +43,11 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..logs.inputs import InputNote, LogFile, damage_note, open_log, scan_inputs
+from ..logs.csvexport import CsvHeader, csv_header
 from ..logs.parse import SkippedFilesWarning, iter_lines, skipped_note
 
 __all__ = ["spark_lines", "plan_sources", "SourcePlan", "spark_path", "lines_before",
-           "local_frame", "SMALL_FILE_BYTES", "handed_budget"]
+           "local_frame", "SMALL_FILE_BYTES", "handed_budget", "csv_file_header"]
 
 PathsArg = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
@@ -110,6 +114,7 @@ class SourcePlan:
     handed: list[LogFile] = field(default_factory=list)
     read: list[LogFile] = field(default_factory=list)       # Spark's text source, numbered
     counted: list[str] = field(default_factory=list)        # Spark reads, a job counts lines
+    csv: list[LogFile] = field(default_factory=list)        # CSV exports, read by Python
     names: dict[str, str] = field(default_factory=dict)     # real path -> `file`
     notes: list[InputNote] = field(default_factory=list)
     decoded: dict[str, int] = field(default_factory=dict)   # compressed file -> bytes out
@@ -151,6 +156,9 @@ def plan_sources(paths: PathsArg, budget: int, small: int | None = None) -> Sour
                 if damage:
                     plan.notes.append(damage_note(f, damage, lines))
                     damaged = True
+            if csv_file_header(f) is not None:
+                plan.csv.append(f)
+                continue
             real = os.path.realpath(f.path)
             must_hand = damaged or not _spark_can_name(real)
             if must_hand or (size < small and size <= budget):
@@ -162,11 +170,27 @@ def plan_sources(paths: PathsArg, budget: int, small: int | None = None) -> Sour
             else:
                 plan.read.append(f)
                 plan.names[os.path.normpath(real)] = f.name
-    if not (plan.handed or plan.read or plan.counted):
+    if not (plan.handed or plan.read or plan.counted or plan.csv):
         why = "".join(f"; {n}" for n in plan.notes)
         raise FileNotFoundError(f"no log files to read under "
                                 f"{', '.join(map(os.fspath, paths))}{why}")
     return plan
+
+
+def csv_file_header(f: LogFile) -> CsvHeader | None:
+    """The header of `f` when it is a log viewer's CSV export (`logs.csvexport`): its first
+    line is read (decompressed), nothing more."""
+    try:
+        with open_log(f) as stream:
+            first = next(iter_lines(stream, 1 << 16), None)
+    except OSError:
+        return None
+    if first is None:
+        return None
+    try:
+        return csv_header(first.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
 
 
 def _decompress(f: LogFile) -> tuple[int, int, str | None]:
@@ -343,9 +367,12 @@ def _read_frame(spark: Any, plan: SourcePlan) -> Any | None:
                            (row_in_block + F.col("before") + 1).alias("line"))
 
 
-def spark_lines(paths: PathsArg, spark: Any, *, small: int | None = None
-                ) -> tuple[Any, list[InputNote]]:
+def spark_lines(paths: PathsArg, spark: Any, *, small: int | None = None,
+                csv: list[LogFile] | None = None) -> tuple[Any, list[InputNote]]:
     """(DataFrame of value, file, line for every physical line; the notes on the input).
+
+    CSV exports (`logs.csvexport`) are left out and appended to `csv` when it is given (the
+    loader classifies their rows in Python, `spark.load`); without it they are lines of text.
 
     Lazy for the files Spark reads; small and compressed files are read now. Sets
     `spark.sql.files.openCostInBytes` to `maxPartitionBytes` in the session (one block per
@@ -355,6 +382,10 @@ def spark_lines(paths: PathsArg, spark: Any, *, small: int | None = None
     plan = plan_sources(paths, handed_budget(spark),
                         min(SMALL_FILE_BYTES if small is None else small, block))
     spark.conf.set("spark.sql.files.openCostInBytes", str(block))
+    if csv is not None:
+        csv.extend(plan.csv)
+    else:
+        plan.handed.extend(plan.csv)
     frames = [df for df in (_read_frame(spark, plan), _handed_frame(spark, plan.handed))
               if df is not None]
     if not frames:
