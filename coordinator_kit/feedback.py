@@ -7,9 +7,11 @@ below both, so that the widgets need not import the lessons.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Feedback", "not_answered"]
+__all__ = ["Feedback", "not_answered", "wrong_counts"]
 
 
 @dataclass(frozen=True)
@@ -43,3 +45,15 @@ def not_answered(exercise: str, what: str) -> Feedback:
     return Feedback(exercise, "unanswered",
                     f"Replace the `...` in the answer cell with {what}, run it, then run this "
                     f"cell again.")
+
+
+def wrong_counts(exercise: str, answer: Any, keys: Iterable[str], unit: str) -> Feedback | None:
+    """The feedback for an answer that should be {key: whole number >= 0} with exactly `keys`
+    but is not (None when it has that shape): `unit` names what the numbers count."""
+    keys = list(keys)
+    if not isinstance(answer, Mapping) or set(answer) != set(keys):
+        return Feedback(exercise, "wrong", f"Give a dict with exactly the keys {keys}.")
+    if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in answer.values()):
+        return Feedback(exercise, "wrong", f"Each value is a whole number of {unit}; got "
+                                           f"{dict(answer)}.")
+    return None

@@ -4,6 +4,7 @@ as a teacher would write it (teachers/README.md)."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import re
@@ -50,3 +51,15 @@ def write(nb: Mapping[str, Any], path: Path) -> Path:
 
 def read(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def solution_answers(teacher: Path) -> dict[str, object]:
+    """answer_N -> the literal a teacher copy's solution blocks assign to it."""
+    from coordinator_kit.teaching import student as st
+
+    answers = {}
+    for _cell, block, _names in st.solution_blocks(json.loads(teacher.read_text())):
+        for node in ast.parse(block).body:
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                answers[node.targets[0].id] = ast.literal_eval(node.value)
+    return answers

@@ -5,7 +5,6 @@ tests/test_teaching.py). The protocols' behaviour is tested in tests/test_protoc
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
@@ -13,22 +12,13 @@ import pytest
 
 from coordinator_kit.eras.api import Scenario
 from coordinator_kit.lessons import new_protocol as npr
-from coordinator_kit.teaching import student as st
+from teacher_copies import solution_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "09_the_new_protocol.ipynb"
 STUDENT = ROOT / "notebooks" / NAME
 TEACHER = ROOT / "teachers" / NAME
 CHECKS = {"answer_1": npr.check_stopped_on_leave, "answer_2": npr.check_why_later}
-
-
-def _solution_answers() -> dict[str, object]:
-    answers = {}
-    for _cell, block, _names in st.solution_blocks(json.loads(TEACHER.read_text())):
-        for node in ast.parse(block).body:
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                answers[node.targets[0].id] = ast.literal_eval(node.value)
-    return answers
 
 
 # -- runs, views and the prose's claims ------------------------------------------------------
@@ -115,7 +105,7 @@ def test_every_check_reports_an_unanswered_exercise(name):
 
 
 def test_the_teacher_solutions_pass_their_checks():
-    answers = _solution_answers()
+    answers = solution_answers(TEACHER)
     assert set(answers) == set(CHECKS)
     for name, check in CHECKS.items():
         assert check(answers[name]).correct, name

@@ -6,29 +6,19 @@ tests/test_teaching.py). The recording and the parser's coverage: tests/test_rea
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
 import pytest
 
 from coordinator_kit.lessons import real_kafka as rk
-from coordinator_kit.teaching import student as st
+from teacher_copies import solution_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "10_the_kit_and_real_kafka.ipynb"
 STUDENT = ROOT / "notebooks" / NAME
 TEACHER = ROOT / "teachers" / NAME
 CHECKS = {"answer_1": rk.check_expiry_ms, "answer_2": rk.check_what_differs}
-
-
-def _solution_answers() -> dict[str, object]:
-    answers = {}
-    for _cell, block, _names in st.solution_blocks(json.loads(TEACHER.read_text())):
-        for node in ast.parse(block).body:
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                answers[node.targets[0].id] = ast.literal_eval(node.value)
-    return answers
 
 
 def _prose() -> str:
@@ -289,7 +279,7 @@ def test_every_check_reports_an_unanswered_exercise(name):
 
 
 def test_the_teacher_solutions_pass_their_checks():
-    answers = _solution_answers()
+    answers = solution_answers(TEACHER)
     assert set(answers) == set(CHECKS)
     for name, check in CHECKS.items():
         assert check(answers[name]).correct, name
@@ -297,7 +287,7 @@ def test_the_teacher_solutions_pass_their_checks():
 
 def test_exercise_1_is_read_from_the_log_and_hints_name_the_mistake():
     truth = rk.expiry_ms()
-    assert truth == _solution_answers()["answer_1"] == 6018
+    assert truth == solution_answers(TEACHER)["answer_1"] == 6018
     assert rk.check_expiry_ms(truth - 3).correct and rk.check_expiry_ms(truth + 3.0).correct
     assert "18 ms after the group settled" in rk.check_expiry_ms(truth).message
     assert "the rule" in rk.check_expiry_ms(6000).message

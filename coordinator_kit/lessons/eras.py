@@ -27,7 +27,7 @@ from typing import Any
 from ..eras.api import FAULT_KINDS, Design, Fault, Scenario
 from ..eras.compare import DESIGNS, Comparison, Measures, build, measure
 from ..eras.scenarios import SCENARIOS
-from ..feedback import Feedback, not_answered
+from ..feedback import Feedback, not_answered, wrong_counts
 from .heartbeats import LogView, Picture, Table, unanswered
 
 __all__ = [
@@ -479,12 +479,9 @@ def check_join_rounds(answer: Any) -> Feedback:
     ex = "Exercise 3"
     if unanswered(answer):
         return not_answered(ex, 'a dict such as {"zookeeper": 1, "central": 1, "classic": 1}')
-    keys = tuple(DESIGNS)
-    if not isinstance(answer, Mapping) or set(answer) != set(keys):
-        return Feedback(ex, "wrong", f"Give a dict with exactly the keys {list(keys)}.")
-    if any(not isinstance(v, int) or isinstance(v, bool) or v < 0 for v in answer.values()):
-        return Feedback(ex, "wrong", f"Each value is a whole number of rounds; got "
-                                     f"{dict(answer)}.")
+    shape = wrong_counts(ex, answer, DESIGNS, "rounds")
+    if shape is not None:
+        return shape
     want = dict(_join_rounds())
     if dict(answer) == want:
         return Feedback(ex, "correct",

@@ -9,12 +9,12 @@ Everything is deterministic: the same cell prints the same output on every run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
 from ..eras.api import Fault, Scenario
-from ..feedback import Feedback, not_answered
+from ..feedback import Feedback, not_answered, wrong_counts
 from ..protocols import PROTOCOL_SCENARIOS, PROTOCOLS, ProtocolComparison, compare_protocols
 from .heartbeats import LogView, Picture, Table, unanswered
 
@@ -209,12 +209,9 @@ def check_stopped_on_leave(answer: Any) -> Feedback:
     ex = "Exercise 1"
     if unanswered(answer):
         return not_answered(ex, 'a dict such as {"eager": 1, "cooperative": 1, "consumer": 1}')
-    keys = tuple(PROTOCOLS)
-    if not isinstance(answer, Mapping) or set(answer) != set(keys):
-        return Feedback(ex, "wrong", f"Give a dict with exactly the keys {list(keys)}.")
-    if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in answer.values()):
-        return Feedback(ex, "wrong", f"Each value is a whole number of partitions; got "
-                                     f"{dict(answer)}.")
+    shape = wrong_counts(ex, answer, PROTOCOLS, "partitions")
+    if shape is not None:
+        return shape
     c = run("leave")
     want = {p.protocol: len(p.stopped) for p in c.protocols}
     if dict(answer) == want:

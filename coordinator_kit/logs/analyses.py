@@ -762,7 +762,7 @@ HEARTBEAT_SENT = _known("heartbeat_sent")[0]
 _HEARTBEAT_FAILURES = {e for e in EVENT_NAMES if e.startswith("heartbeat_failed")}
 # The Java consumer of the consumer group protocol (KIP-848, AsyncKafkaConsumer) logs no line
 # when it sends a ConsumerGroupHeartbeat, only its answer at DEBUG: that line is its heartbeat
-# trace, one per heartbeat (spark.analyses._KIP848_HEARTBEAT_OK).
+# trace, one per heartbeat ("ConsumerGroupHeartbeatRequest responded successfully: ...").
 _KIP848_HEARTBEAT_OK = "A-HB-OK"
 
 

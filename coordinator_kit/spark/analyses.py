@@ -36,79 +36,17 @@ __all__ = ["rebalance_episodes", "member_departures", "heartbeat_gaps", "heartbe
            "coordinator_loads", "group_state_timeline", "as_pandas", "ANALYSES",
            "CLASSIC_GROUP_STATES", "DEPARTURE_CAUSES"]
 
-# The order of lines: by time, then where they were read (file, line) so ties break the same way
-# on every run.
-ORDER = ("ts", "file", "line")
-
-# Kafka's classic group states (ClassicGroupState); AwaitingSync is the pre-1.0 name of
-# CompletingRebalance.
-CLASSIC_GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
-_STATE_ALIASES = {"AwaitingSync": "CompletingRebalance"}
-
-# Why a member left a group, as `member_departures` labels it.
-DEPARTURE_CAUSES = {
-    "session_expiry": "the coordinator's session timer for the member expired (no heartbeat "
-                      "within session.timeout.ms)",
-    "leave": "the member sent LeaveGroup (close, unsubscribe)",
-    "poll_timeout": "the member left because max.poll.interval.ms passed between two poll() "
-                    "calls",
-    "fencing": "a static member's instance id was taken over by a new member id, or the member "
-               "got FENCED_INSTANCE_ID / was fenced from a consumer group",
-    "rebalance_timeout": "the member did not rejoin (JoinGroup) or sync (SyncGroup) within the "
-                         "rebalance timeout",
-    "unknown_member": "client side only: the coordinator no longer knew the member "
-                      "(UNKNOWN_MEMBER_ID); the broker lines would say why",
-}
-
-
-def _known(*events: str) -> list[str]:
-    """Event names, checked against the schema so a typo fails at import, not as an empty result."""
-    unknown = [e for e in events if e not in EVENT_NAMES]
-    if unknown:
-        raise ValueError(f"analyses refer to events the parser does not produce: {unknown}")
-    return list(events)
-
-
-# -- broker events that move a classic group between states -----------------------------------
-REBALANCE_STARTED = "rebalance_started"     # "Preparing to rebalance group ..." (-> Preparing)
-GROUP_STABILIZED = "group_stabilized"       # "Stabilized group ... generation n" (-> Completing)
-ASSIGNMENT_RECEIVED = "assignment_received"  # "Assignment received from leader ..." (-> Stable)
-GROUP_EMPTY = "group_empty"                 # "Group g with generation n is now empty" (-> Empty)
-GROUP_UNLOADED = "group_unloaded"           # "Unloading group metadata for generation n" (Dead)
-GROUP_DEAD = "group_dead"                   # "Group g transitioned to Dead in generation n"
-GROUP_LOADED = "group_loaded"               # "Loaded classic group g with n members."
-_known(REBALANCE_STARTED, GROUP_STABILIZED, ASSIGNMENT_RECEIVED, GROUP_EMPTY, GROUP_UNLOADED,
-       GROUP_DEAD, GROUP_LOADED)
-
-# Events that end a rebalance episode, and the state the group is in afterwards.
-_EPISODE_ENDS = {ASSIGNMENT_RECEIVED: "Stable", GROUP_EMPTY: "Empty", GROUP_UNLOADED: "Dead",
-                 GROUP_DEAD: "Dead", GROUP_LOADED: None}   # loaded: Stable or Empty by members
-
-# -- client events of the join/sync cycle (Java ConsumerCoordinator) --------------------------
-REJOIN_REQUESTED, JOIN_SENT, JOINED, SYNCED = _known(
-    "rejoin_requested", "join_sent", "joined", "synced")
-# Client lines that say an assignment was applied (after a successful SyncGroup).
-_ASSIGNMENT_APPLIED = _known("assignment_received", "partitions_assigned")
-
-# -- departures -------------------------------------------------------------------------------
-_known("member_session_expired", "pending_member_expired", "member_left", "pending_member_left",
-       "static_member_replaced", "members_not_rejoined_removed", "sync_expired_members_removed",
-       "member_fenced", "leave_sent", "poll_timeout", "join_failed_fenced", "sync_failed_fenced",
-       "heartbeat_failed_reset", "generation_reset")
-
-# -- coordinator loads and unloads (CoordinatorRuntime, and GroupMetadataManager before 4.0) --
-LOAD_SCHEDULED, UNLOAD_SCHEDULED = _known("load_scheduled", "unload_scheduled")
-_LOAD_OUTCOMES = {
-    "load_completed": "completed", "load_failed": "failed", "load_ignored": "ignored",
-    "load_already_loading": "ignored", "load_already_active": "ignored",
-    "load_bad_state": "failed", "load_completion_ignored": "ignored",
-    "load_completion_gone": "ignored",
-    "unload_finished": "completed", "unload_ignored": "ignored",
-    "unload_never_loaded": "ignored",
-}
-_known(*_LOAD_OUTCOMES)
-UNLOAD_STARTED = _known("unload_started")[0]
-TIMER_REGISTERED = _known("timer_registered")[0]
+# The order of lines, Kafka's group states, the causes of a departure and the event names each
+# analysis reads are the pure-Python mirror's (logs.analyses): one definition, so the two engines
+# cannot read different lines. `_known` checks a name against the parser's events at import.
+from ..logs.analyses import (  # noqa: E402
+    _ASSIGNMENT_APPLIED, _EPISODE_ENDS, _KIP848_HEARTBEAT_OK, _LOAD_OUTCOMES,
+    _POLL_TIMEOUT_TEXT, _STATE_ALIASES, ASSIGNMENT_RECEIVED, CLASSIC_GROUP_STATES,
+    CONSUMER_GROUP_STATES, DEPARTURE_CAUSES, GROUP_DEAD, GROUP_EMPTY, GROUP_LOADED,
+    GROUP_STABILIZED, GROUP_UNLOADED, HEARTBEAT_SENT, JOIN_SENT, JOINED, LOAD_SCHEDULED, ORDER,
+    REBALANCE_STARTED, REJOIN_REQUESTED, SYNCED, TIMER_REGISTERED, UNLOAD_SCHEDULED,
+    UNLOAD_STARTED, _known,
+)
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -381,8 +319,6 @@ def _client_episodes(logs: DataFrame) -> DataFrame:
 
 # -- consumer groups (KIP-848) ----------------------------------------------------------------
 
-# Kafka's consumer group states (ConsumerGroup.ConsumerGroupState, as it prints them).
-CONSUMER_GROUP_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "Dead")
 # The lines a consumer group's state is derived from: the coordinator's (GroupMetadataManager)
 # member joined / left / fenced, "Bumped group epoch", "Computed a new target assignment for
 # epoch", its DEBUG "new assignment state", and the clients' "transitioned from X to Y".
@@ -531,7 +467,6 @@ def _cg_episodes(logs: DataFrame) -> DataFrame:
 
 _DEPARTURE_COLUMNS = ("ts", "group", "member", "cause", "detail", "event", "source")
 
-_POLL_TIMEOUT_TEXT = r"(?i)poll timeout|poll interval|max\.poll|poll expired"
 
 
 def member_departures(logs: DataFrame) -> DataFrame:
@@ -708,12 +643,7 @@ def heartbeat_gaps(logs: DataFrame, basis: str = "client") -> DataFrame:
             .orderBy("group", "member", "client_id", "ts"))
 
 
-HEARTBEAT_SENT = _known("heartbeat_sent")[0]
 _HEARTBEAT_FAILURES = [e for e in EVENT_NAMES if e.startswith("heartbeat_failed")]
-# The Java consumer of the consumer group protocol (KIP-848, AsyncKafkaConsumer) logs no line
-# when it sends a ConsumerGroupHeartbeat, only its answer at DEBUG ("ConsumerGroupHeartbeatRequest
-# responded successfully: ..."): that line is its heartbeat trace, one per heartbeat.
-_KIP848_HEARTBEAT_OK = "A-HB-OK"
 
 
 def _client_heartbeats(logs: DataFrame) -> DataFrame:

@@ -485,6 +485,10 @@ def _join_records(texts: Any, classified: Any) -> Any:
              .where(col("jhead").isNotNull()))
     if not heads.limit(1).collect():
         return classified
+    # computed once (one pass over the lines), not again inside every plan that reads it:
+    # the broadcasts below are built from it, and rebuilding it there ran past Spark's
+    # broadcast timeout on a busy driver
+    heads = heads.localCheckpoint()
     nxt = heads.select(col("file").alias("n_file"), (col("line") + 1).alias("n_line"),
                        col("jhead").alias("pjoin"), col("jkey").alias("pkey"))
     after = texts.join(F.broadcast(nxt), (texts["file"] == nxt["n_file"])
@@ -515,7 +519,7 @@ def _join_records(texts: Any, classified: Any) -> Any:
                           & (chains["start"] == starts["s_start"]))
               .select("file", "line", "gstart", "join"))
     sizes = pieces.groupBy("file", "gstart").agg(F.count(F.lit(1)).alias("n"))
-    multi = pieces.join(sizes.where(col("n") >= 2), ["file", "gstart"])
+    multi = pieces.join(sizes.where(col("n") >= 2), ["file", "gstart"]).localCheckpoint()
     parts = (texts.join(F.broadcast(multi), ["file", "line"])
              .select("file", "line", "gstart", "join", "raw", "text"))
     grouped = (parts.groupBy("file", "gstart", "join")
