@@ -15,7 +15,7 @@ import pytest
 def spark():
     """One local Spark session for the whole test run (tests using it carry @pytest.mark.spark).
 
-    local[1], one shuffle partition, no UI, no adaptive execution, 2 GB driver, UTC: what keeps a
+    local[1], one shuffle partition, no UI, no adaptive execution, 3 GB driver, UTC: what keeps a
     small test session fast to start and its results stable. Skips when there is no Java to run
     it.
     """
@@ -28,9 +28,11 @@ def spark():
         "spark.default.parallelism": "1",
         "spark.sql.adaptive.enabled": "false",
         # the suite runs some thousand queries with wide plans (every analysis on every
-        # dataset, in both engines): 1 GB ran out of heap in a full run, and the SQL listener
-        # keeps each execution's plan unless told to keep only a few
-        "spark.driver.memory": "2g",
+        # dataset, in both engines): 1 GB ran out of heap in a full run, 2 GB came within a
+        # few hundred MB of it (a parse plan is ~0.8 MB of text, and every DataFrame still
+        # referenced from Python keeps its analysed copy), and the SQL listener keeps each
+        # execution's plan unless told to keep only a few
+        "spark.driver.memory": "3g",
         "spark.sql.ui.retainedExecutions": "20",
         "spark.ui.retainedJobs": "50",
         "spark.ui.retainedStages": "50",

@@ -56,25 +56,24 @@ def results(paths: list[str], spark: Any) -> dict[str, Any]:
     parsed = parse_logs(paths, spark, checkpoint=True)
     counts = dataclasses.asdict(parsed.counts())
     counts.pop("notes", None)
-    events = parsed.events.cache()
-    try:
-        gaps = {basis: A.heartbeat_gaps(events, basis=basis) for basis in ("client", "broker")}
-        frames = {
-            "events": events.orderBy("file", "line"),
-            "quarantine": parsed.quarantine.orderBy("file", "line"),
-            "rebalance_episodes": A.rebalance_episodes(events),
-            "member_departures": A.member_departures(events),
-            "heartbeat_gaps_client": gaps["client"],
-            "heartbeat_gaps_broker": gaps["broker"],
-            "heartbeat_gap_summary_client": A.heartbeat_gap_summary(gaps["client"]),
-            "heartbeat_gap_summary_broker": A.heartbeat_gap_summary(gaps["broker"]),
-            "coordinator_loads": A.coordinator_loads(events),
-            "group_state_timeline": A.group_state_timeline(events),
-        }
-        out: dict[str, Any] = {"counts": plain(counts)}
-        out.update({name: table(df) for name, df in frames.items()})
-    finally:
-        events.unpersist()
+    # the events kept too, so that the analyses below plan from these rows, not from the
+    # parse plan above them (multi-line records, continuations)
+    events = parsed.events.localCheckpoint(eager=True)
+    gaps = {basis: A.heartbeat_gaps(events, basis=basis) for basis in ("client", "broker")}
+    frames = {
+        "events": events.orderBy("file", "line"),
+        "quarantine": parsed.quarantine.orderBy("file", "line"),
+        "rebalance_episodes": A.rebalance_episodes(events),
+        "member_departures": A.member_departures(events),
+        "heartbeat_gaps_client": gaps["client"],
+        "heartbeat_gaps_broker": gaps["broker"],
+        "heartbeat_gap_summary_client": A.heartbeat_gap_summary(gaps["client"]),
+        "heartbeat_gap_summary_broker": A.heartbeat_gap_summary(gaps["broker"]),
+        "coordinator_loads": A.coordinator_loads(events),
+        "group_state_timeline": A.group_state_timeline(events),
+    }
+    out: dict[str, Any] = {"counts": plain(counts)}
+    out.update({name: table(df) for name, df in frames.items()})
     return json.loads(json.dumps(out))           # the form a JSON file gives back
 
 
