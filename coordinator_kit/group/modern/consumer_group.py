@@ -51,7 +51,10 @@ CONSUMER_GROUP_STATES: StateTable[ConsumerGroupState] = StateTable(
         (_S, _A): "group epoch bumped (subscription change, member left or fenced)",
         (_E, _R): "member joins at epoch 0 behind the target epoch",
         (_A, _R): "target assignment computed; members not reconciled yet",
-        (_S, _R): "a member is no longer reconciled (static member left with epoch -2)",
+        # taken on every join and leave, by the order of the records: a new member's
+        # metadata is replayed before the group epoch is bumped (epoch 0, not the target's),
+        # a leaving member's current-assignment tombstone before it is removed (epoch -1/-2)
+        (_S, _R): "a member's record is replayed off the target epoch (joining or leaving)",
         (_E, _S): "first member's record replayed (epochs still 0)",
         (_A, _S): "target assignment computed; every member already reconciled",
         (_R, _S): "every member STABLE at the target epoch",
