@@ -492,8 +492,11 @@ def member_departures(logs: DataFrame) -> DataFrame:
     """
     broker = _broker_departures(logs)
     client = _client_departures(logs).join(_broker_groups(logs), "group", "left_anti")
-    return (broker.unionByName(client.select(*_DEPARTURE_COLUMNS))
-            .orderBy("ts", "group", "member", "cause"))
+    # file and line last: two departures of one member at one millisecond with one cause
+    # (two coordinators' logs, a client's and its broker's) keep the order of their lines
+    return (broker.unionByName(client.select(*_DEPARTURE_COLUMNS, "file", "line"))
+            .orderBy("ts", "group", "member", "cause", "file", "line")
+            .select(*_DEPARTURE_COLUMNS))
 
 
 def _broker_departures(logs: DataFrame) -> DataFrame:
@@ -573,7 +576,7 @@ def _broker_departures(logs: DataFrame) -> DataFrame:
                     .otherwise(F.lit("did not send SyncGroup before the rebalance timeout"))
                     .alias("detail"),
                     "event", "source", "file", "line"))
-    return singles.unionByName(many).select(*_DEPARTURE_COLUMNS)
+    return singles.unionByName(many).select(*_DEPARTURE_COLUMNS, "file", "line")
 
 
 def _client_departures(logs: DataFrame) -> DataFrame:
@@ -595,7 +598,8 @@ def _client_departures(logs: DataFrame) -> DataFrame:
              .when(reason.rlike(_POLL_TIMEOUT_TEXT), F.lit("poll_timeout"))
              .otherwise(F.lit("leave")))
     return c.select("ts", "group", F.coalesce(F.col("member"), F.col("member_now")).alias("member"),
-                    cause.alias("cause"), F.col("reason").alias("detail"), "event", "source")
+                    cause.alias("cause"), F.col("reason").alias("detail"), "event", "source",
+                    "file", "line")
 
 
 # -- heartbeat gaps ---------------------------------------------------------------------------
@@ -639,8 +643,8 @@ def heartbeat_gaps(logs: DataFrame, basis: str = "client") -> DataFrame:
     return (gaps.withColumn("prev_ts", F.lag("ts").over(w))
             .withColumn("gap_ms", _ms("ts") - _ms("prev_ts"))
             .withColumn("basis", F.lit(basis))
-            .select(*_GAP_COLUMNS)
-            .orderBy("group", "member", "client_id", "ts"))
+            .orderBy("group", "member", "client_id", "ts", "file", "line")
+            .select(*_GAP_COLUMNS))
 
 
 _HEARTBEAT_FAILURES = [e for e in EVENT_NAMES if e.startswith("heartbeat_failed")]
