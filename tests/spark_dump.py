@@ -18,6 +18,7 @@ import datetime as dt
 import decimal
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +50,14 @@ def results(paths: list[str], spark: Any) -> dict[str, Any]:
     """{name: table} for the parse (events and quarantine in file/line order, the counts) and
     every analysis of `coordinator_kit.spark.analyses` on the events."""
     from coordinator_kit.spark import analyses as A
+    from coordinator_kit.logs.parse import SkippedFilesWarning
     from coordinator_kit.spark.load import parse_logs
 
     # the lines classified once and kept (localCheckpoint): every later query starts from them
     # instead of planning and running the loader's wide projection again
-    parsed = parse_logs(paths, spark, checkpoint=True)
+    with warnings.catch_warnings():   # datasets' traces and offset tables, skipped as expected
+        warnings.simplefilter("ignore", SkippedFilesWarning)
+        parsed = parse_logs(paths, spark, checkpoint=True)
     counts = dataclasses.asdict(parsed.counts())
     counts.pop("notes", None)
     # the events kept too, so that the analyses below plan from these rows, not from the
