@@ -11,7 +11,6 @@ that CoordinatorState.canTransitionFrom allows.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from pathlib import Path
@@ -22,9 +21,9 @@ from coordinator_kit.errors import Errors
 from coordinator_kit.lessons import welcome as w
 from coordinator_kit.runtime import CONTEXT_STATES, CoordinatorState
 from coordinator_kit.runtime.sandbox import RuntimeSandbox
-from coordinator_kit.teaching import student as st
 from coordinator_kit.viz import ControlPanel
 from coordinator_kit.viz.snapshot import cluster_snapshot
+from teacher_copies import solution_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDENT = ROOT / "notebooks" / "00_welcome.ipynb"
@@ -233,17 +232,8 @@ def _source(cell: dict) -> str:
     return "".join(cell["source"])
 
 
-def _solution_answers() -> dict[str, object]:
-    answers = {}
-    for _cell, block, _names in st.solution_blocks(json.loads(TEACHER.read_text())):
-        for node in ast.parse(block).body:
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                answers[node.targets[0].id] = ast.literal_eval(node.value)
-    return answers
-
-
 def test_the_teachers_answers_pass_every_check():
-    answers = _solution_answers()
+    answers = solution_answers(TEACHER)
     assert list(answers) == list(CHECKS)
     for name, check in CHECKS.items():
         assert check(answers[name]).status == "correct", name

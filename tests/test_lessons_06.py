@@ -9,7 +9,6 @@ and leak none of the solutions.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from pathlib import Path
@@ -23,22 +22,13 @@ from coordinator_kit.lessons import classroom as cr
 from coordinator_kit.teaching import student as st
 from coordinator_kit.topic import TopicPartition
 from coordinator_kit.viz import ControlPanel
+from teacher_copies import solution_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDENT = ROOT / "notebooks" / "06_classroom_exercises.ipynb"
 SOLUTIONS = ROOT / "teachers" / "06_classroom_exercises.ipynb"
 CHECKS = [cr.check_session_timeout, cr.check_generation_cause, cr.check_assignment,
           cr.check_stuck_write]
-
-
-def _solution_answers() -> dict[str, object]:
-    """answer_N -> the value the teacher's notebook assigns it (a literal)."""
-    answers = {}
-    for _cell, block, _names in st.solution_blocks(json.loads(SOLUTIONS.read_text())):
-        for node in ast.parse(block).body:
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                answers[node.targets[0].id] = ast.literal_eval(node.value)
-    return answers
 
 
 # --------------------------------------------------------------------------------------------
@@ -168,7 +158,7 @@ def test_the_answer_is_in_the_committed_log_files():
     hits = [m.group(1) for f in sorted(folder.glob("server-broker-*.log"))
             for line in f.read_text().splitlines() if (m := pattern.search(line))]
     assert len(hits) == 1
-    answer = _solution_answers()["answer_2"]
+    answer = solution_answers(SOLUTIONS)["answer_2"]
     assert answer["member id"] in hits[0] and hits[0].startswith("explicit `LeaveGroup`")
 
 
@@ -222,7 +212,7 @@ def test_cooperative_round_one_withholds_what_changes_owner():
 
 
 def test_exercise_3_accepts_the_solution_in_every_partition_form():
-    answer = _solution_answers()["answer_3"]
+    answer = solution_answers(SOLUTIONS)["answer_3"]
     assert cr.check_assignment(answer).correct
 
     def pair(text):
@@ -237,7 +227,7 @@ def test_exercise_3_accepts_the_solution_in_every_partition_form():
 
 
 def test_exercise_3_judges_each_part_on_its_own():
-    answer = _solution_answers()["answer_3"]
+    answer = solution_answers(SOLUTIONS)["answer_3"]
     swapped = {**answer, "range": answer["roundrobin"]}
     result = cr.check_assignment(swapped)
     assert result.status == "wrong" and "that is what roundrobin gives" in result.message
@@ -325,7 +315,7 @@ def test_an_unanswered_exercise_is_reported_not_raised(check, placeholder):
 
 
 def test_the_teachers_answers_pass_every_check():
-    answers = _solution_answers()
+    answers = solution_answers(SOLUTIONS)
     assert sorted(answers) == sorted(cr.EXERCISES)
     for name, (_topic, check) in cr.EXERCISES.items():
         assert check(answers[name]).correct, name
@@ -361,7 +351,7 @@ def test_the_student_notebook_leaks_no_solution():
                     out.get("data", {}).get("text/plain", ""))
                 for line in printed.splitlines():
                     assert len(line) < 40 or line not in text, line
-    answers = _solution_answers()
+    answers = solution_answers(SOLUTIONS)
     leaves = []
 
     def walk(value):

@@ -8,7 +8,6 @@ views read it correctly and that the prose's claims hold for the runs the notebo
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 from coordinator_kit.eras.api import Fault, Scenario
 from coordinator_kit.eras.scenarios import SCENARIOS
 from coordinator_kit.lessons import eras as er
-from coordinator_kit.teaching import student as st
+from teacher_copies import solution_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "07_how_kafka_learned_to_coordinate.ipynb"
@@ -25,15 +24,6 @@ STUDENT = ROOT / "notebooks" / NAME
 TEACHER = ROOT / "teachers" / NAME
 CHECKS = {"answer_1": er.check_two_owners, "answer_2": er.check_why_generations,
           "answer_3": er.check_join_rounds, "answer_4": er.check_give_up}
-
-
-def _solution_answers() -> dict[str, object]:
-    answers = {}
-    for _cell, block, _names in st.solution_blocks(json.loads(TEACHER.read_text())):
-        for node in ast.parse(block).body:
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                answers[node.targets[0].id] = ast.literal_eval(node.value)
-    return answers
 
 
 # -- runs and views --------------------------------------------------------------------------
@@ -137,7 +127,7 @@ def test_every_check_reports_an_unanswered_exercise(name):
 
 
 def test_the_teacher_solutions_pass_their_checks():
-    answers = _solution_answers()
+    answers = solution_answers(TEACHER)
     assert set(answers) == set(CHECKS)
     for name, check in CHECKS.items():
         assert check(answers[name]).correct, (name, check(answers[name]))
@@ -191,7 +181,7 @@ def test_the_student_notebook_has_every_exercise_and_no_solution():
     text = STUDENT.read_text()
     for name in CHECKS:
         assert f"{name} = ..." in text
-    for value in _solution_answers().values():
+    for value in solution_answers(TEACHER).values():
         assert repr(value) not in text
     assert "Worked answer" not in text
     assert "### BEGIN SOLUTION" not in text

@@ -125,9 +125,8 @@ def runs(spark, inputs, tmp_path_factory):
     # live for one short run: C1 alone compiles what they run soon enough and leaves the two
     # cores to the work (this fixture: 170 s -> 91 s on an idle 2-core machine). The local
     # session is already running, with both compilers.
-    saved_options = os.environ.get("JAVA_TOOL_OPTIONS")
-    os.environ["JAVA_TOOL_OPTIONS"] = " ".join(
-        filter(None, [saved_options, "-XX:TieredStopAtLevel=1"]))
+    env = pytest.MonkeyPatch()
+    env.setenv("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1", prepend=" ")
     try:
         cluster.start()
         config = {**cluster.session_config(executor_memory="512m"), "spark.cores.max": "2",
@@ -151,10 +150,7 @@ def runs(spark, inputs, tmp_path_factory):
                "connect": dumps[1].result() if server else None}
         yield out
     finally:
-        if saved_options is None:
-            os.environ.pop("JAVA_TOOL_OPTIONS", None)
-        else:
-            os.environ["JAVA_TOOL_OPTIONS"] = saved_options
+        env.undo()
         for d in dumps:
             d.stop()
         cluster.stop()

@@ -36,7 +36,8 @@ from .spark_logs import WrapTable
 __all__ = ["DATASET", "manifest", "versions_table", "runs_table", "comparison", "logs",
            "broker_events", "side_by_side", "broker_side_by_side", "wording_table",
            "client_events_table", "client_log", "coverage_table", "timing_table",
-           "crash_side_by_side", "by_library", "differing_facts", "KNOWN_KINDS", "as_table", "kafka_missing", "rerecord", "expiry_ms",
+           "crash_side_by_side", "by_library", "differing_facts", "KNOWN_KINDS", "as_table",
+           "kafka_missing", "rerecord", "expiry_ms",
            "check_expiry_ms", "EXERCISE_2_CHOICES", "check_what_differs", "CLIENT_NAMES"]
 
 CLIENT_NAMES = {"java": "Kafka's Java consumer", "kafka-python": "kafka-python",
@@ -356,22 +357,14 @@ def crash_side_by_side(kit: Any = None, kafka: Any = None, client: str = "java")
                         title="a consumer dies: the kit's simulated broker log beside Kafka's")
 
 
-class _BreakingTable(WrapTable):
-    """A WrapTable whose wrapped cells may break inside a long name (a dotted Kafka method, a
-    file path), so that four columns of prose fit the output area."""
-
-    def _td(self, column: str, value: Any, tag: str = "td") -> str:
-        return super()._td(column, value, tag).replace(
-            "white-space:normal;", "white-space:normal; overflow-wrap:anywhere;", 1)
-
-
 def as_table(frame: Any, title: str | None = None) -> WrapTable:
     """A small pandas frame (e.g. `realkafka.fidelity.differences_frame()`) with its texts in
     full, wrapped, instead of pandas' cut columns."""
     columns = [str(c) for c in frame.columns]
     rows = [{c: "-" if v is None else str(v) for c, v in zip(columns, rec)}
             for rec in frame.itertuples(index=False)]
-    return _BreakingTable(rows, columns, title=title, wrap={c: "12em" for c in columns})
+    return WrapTable(rows, columns, title=title, wrap={c: "12em" for c in columns},
+                     break_anywhere=True)
 
 
 def by_library(events: Any) -> Table:

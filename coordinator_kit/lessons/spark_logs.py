@@ -438,19 +438,24 @@ def classify_table(lines: Sequence[str]) -> Table:
 class WrapTable(Table):
     """A `Table` that shows long texts in full instead of cutting them: a `wrap` column wraps
     at a width of its own (CSS length), a `below` column is printed under its row (where the
-    row has a value), across the table; every other column stays on one line."""
+    row has a value), across the table; every other column stays on one line. With
+    `break_anywhere`, wrapped cells may also break inside a long name (a dotted Kafka method, a
+    file path), so that several columns of prose fit the output area."""
 
     def __init__(self, rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None,
                  title: str | None = None, *, wrap: Mapping[str, str] | None = None,
-                 below: Sequence[str] = ()) -> None:
+                 below: Sequence[str] = (), break_anywhere: bool = False) -> None:
         super().__init__(rows, columns, title)
         self.wrap = dict(wrap or {})
+        self.break_anywhere = break_anywhere
         self.below = [c for c in below if c in self.columns]
         self.shown = [c for c in self.columns if c not in self.below]
 
     def _td(self, column: str, value: Any, tag: str = "td") -> str:
         if column in self.wrap:
-            style = f"text-align:left; white-space:normal; min-width:{self.wrap[column]}"
+            anywhere = "overflow-wrap:anywhere; " if self.break_anywhere else ""
+            style = (f"text-align:left; white-space:normal; {anywhere}"
+                     f"min-width:{self.wrap[column]}")
         else:
             style = "text-align:left; white-space:nowrap"
         return f"<{tag} style='{style}'>{html.escape(self._cell(value))}</{tag}>"

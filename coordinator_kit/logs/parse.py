@@ -124,6 +124,17 @@ class ParseCounts:
         """One line per note (empty when every file was read whole)."""
         return [str(n) for n in self.notes]
 
+    def count_record(self, kind: str, row: dict[str, Any]) -> None:
+        """One record kept: an event (untimed when its line gives no time) or a quarantined
+        line, by its problem."""
+        if kind == "event":
+            self.recognised += 1
+            if row["ts"] is None:
+                self.untimed += 1
+        else:
+            self.quarantined += 1
+            self.by_problem[row["problem"]] = self.by_problem.get(row["problem"], 0) + 1
+
     def check(self) -> None:
         if self.read != self.recognised + self.other + self.quarantined:
             raise AssertionError(f"counts do not add up: {self}")
@@ -470,13 +481,7 @@ def parse_lines(lines: Iterable[bytes | str], file: str, counts: ParseCounts | N
             continue
         assert row is not None
         row["raw"], row["file"], row["line"] = _raw(data), file, first
-        if kind == "event":
-            counts.recognised += 1
-            if row["ts"] is None:
-                counts.untimed += 1
-        else:
-            counts.quarantined += 1
-            counts.by_problem[row["problem"]] = counts.by_problem.get(row["problem"], 0) + 1
+        counts.count_record(kind, row)
         pending = (kind, row)
     counts.read += number
     if pending is not None:
@@ -497,13 +502,7 @@ def parse_csv(lines: Iterable[bytes | str], file: str, header: CsvHeader,
             continue
         assert row is not None
         row["raw"], row["file"], row["line"] = raw, file, first
-        if kind == "event":
-            counts.recognised += 1
-            if row["ts"] is None:
-                counts.untimed += 1
-        else:
-            counts.quarantined += 1
-            counts.by_problem[row["problem"]] = counts.by_problem.get(row["problem"], 0) + 1
+        counts.count_record(kind, row)
         yield kind, row
 
 

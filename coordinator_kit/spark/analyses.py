@@ -30,7 +30,6 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from .schema import EVENT_NAMES
 
 __all__ = ["rebalance_episodes", "member_departures", "heartbeat_gaps", "heartbeat_gap_summary",
            "coordinator_loads", "group_state_timeline", "as_pandas", "ANALYSES",
@@ -45,7 +44,7 @@ from ..logs.analyses import (  # noqa: E402
     CONSUMER_GROUP_STATES, DEPARTURE_CAUSES, GROUP_DEAD, GROUP_EMPTY, GROUP_LOADED,
     GROUP_STABILIZED, GROUP_UNLOADED, HEARTBEAT_SENT, JOIN_SENT, JOINED, LOAD_SCHEDULED, ORDER,
     REBALANCE_STARTED, REJOIN_REQUESTED, SYNCED, TIMER_REGISTERED, UNLOAD_SCHEDULED,
-    UNLOAD_STARTED, _known,
+    UNLOAD_STARTED, _HEARTBEAT_FAILURES, _known,
 )
 
 
@@ -468,7 +467,6 @@ def _cg_episodes(logs: DataFrame) -> DataFrame:
 _DEPARTURE_COLUMNS = ("ts", "group", "member", "cause", "detail", "event", "source")
 
 
-
 def member_departures(logs: DataFrame) -> DataFrame:
     """One row per member that left a group, with the cause, ordered by time.
 
@@ -647,15 +645,12 @@ def heartbeat_gaps(logs: DataFrame, basis: str = "client") -> DataFrame:
             .select(*_GAP_COLUMNS))
 
 
-_HEARTBEAT_FAILURES = [e for e in EVENT_NAMES if e.startswith("heartbeat_failed")]
-
-
 def _client_heartbeats(logs: DataFrame) -> DataFrame:
     c = _timed(logs).filter((F.col("source") == "client") & F.col("group").isNotNull())
     is_send = (F.col("event") == HEARTBEAT_SENT) | (
         (F.col("event") == "heartbeat_succeeded")
         & (F.coalesce(F.col("template"), F.lit("")) == _KIP848_HEARTBEAT_OK))
-    is_failure = F.col("event").isin(_HEARTBEAT_FAILURES)
+    is_failure = F.col("event").isin(sorted(_HEARTBEAT_FAILURES))   # one order, one plan
     c = c.filter(is_send | is_failure | F.col("member").isNotNull())
     c = c.withColumn("client_id", F.coalesce(client_id(F.col("raw")), F.col("thread"),
                                              F.col("file")))

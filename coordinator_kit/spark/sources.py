@@ -44,7 +44,7 @@ from urllib.parse import unquote
 
 from ..logs.inputs import InputNote, LogFile, damage_note, open_log, scan_inputs
 from ..logs.csvexport import CsvHeader, csv_header
-from ..logs.parse import SkippedFilesWarning, iter_lines, skipped_note
+from ..logs.parse import SkippedFilesWarning, _line_text, iter_lines, skipped_note
 
 __all__ = ["spark_lines", "plan_sources", "SourcePlan", "spark_path", "lines_before",
            "local_frame", "SMALL_FILE_BYTES", "handed_budget", "csv_file_header"]
@@ -185,12 +185,7 @@ def csv_file_header(f: LogFile) -> CsvHeader | None:
             first = next(iter_lines(stream, 1 << 16), None)
     except OSError:
         return None
-    if first is None:
-        return None
-    try:
-        return csv_header(first.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None
+    return csv_header(_line_text(first)) if first is not None else None
 
 
 def _decompress(f: LogFile) -> tuple[int, int, str | None]:
